@@ -1,0 +1,23 @@
+//===- Passes.h - Lockstep passes -------------------------------*- C++ -*-===//
+#ifndef LOCKSTEP_PASSES_PASSES_H
+#define LOCKSTEP_PASSES_PASSES_H
+
+#include "lockstep/Dialect/ONNX/ONNXDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace lockstep {
+
+#define GEN_PASS_DECL
+#include "lockstep/Passes/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "lockstep/Passes/Passes.h.inc"
+
+/// Adds the passes that turn an imported module into the form that
+/// `--emit=onnx` prints: shapes inferred, constant shape subgraphs folded.
+void buildImportPipeline(mlir::OpPassManager &pm);
+
+} // namespace lockstep
+
+#endif

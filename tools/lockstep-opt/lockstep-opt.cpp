@@ -1,0 +1,122 @@
+//===- lockstep-opt.cpp - The Lockstep compiler driver --------------------===//
+//
+// Two modes:
+//   lockstep-opt MODEL.onnx|MODEL.onnxtxt [--emit=onnx|onnx-raw] [-o FILE]
+//     imports an ONNX model and prints the onnx dialect module.
+//   lockstep-opt FILE.mlir [passes]
+//     the mlir-opt driver, with Lockstep's dialects and passes registered.
+//
+//===----------------------------------------------------------------------===//
+#include "lockstep/Dialect/ONNX/ONNXDialect.h"
+#include "lockstep/Import/ONNXImporter.h"
+#include "lockstep/Passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/FileSystem.h"
+
+using namespace mlir;
+using namespace llvm;
+
+namespace {
+
+const char *kOverview =
+    "Lockstep compiler driver\n\n"
+    "  lockstep-opt MODEL.onnx [--emit=onnx|onnx-raw] [-o FILE]\n"
+    "      Import an ONNX model (binary, with external data, or the ONNX\n"
+    "      textual syntax in a .onnxtxt file) and print the onnx dialect\n"
+    "      module: onnx-raw right after import, onnx (the default) with\n"
+    "      symbolic shapes inferred and constant shape computations folded.\n\n"
+    "  lockstep-opt FILE.mlir [--onnx-infer-shapes ...]\n"
+    "      Run passes over an MLIR file, like mlir-opt (options below).\n";
+
+/// Prints diagnostics as `FILE: ONNX node NAME (OP): error: MESSAGE`.
+void printDiagnostic(Diagnostic &diag) {
+  std::string where;
+  Location loc = diag.getLocation();
+  std::string file, node;
+  loc->walk([&](Location l) {
+    if (auto f = dyn_cast<FileLineColLoc>(l))
+      file = f.getFilename().str();
+    else if (auto n = dyn_cast<NameLoc>(l))
+      node = n.getName().str();
+    return WalkResult::advance();
+  });
+  const char *sev = diag.getSeverity() == DiagnosticSeverity::Error ? "error"
+                    : diag.getSeverity() == DiagnosticSeverity::Warning
+                        ? "warning"
+                        : "note";
+  errs() << (file.empty() ? "lockstep-opt" : file);
+  if (!node.empty())
+    errs() << ": ONNX node " << node;
+  errs() << ": " << sev << ": " << diag.str() << "\n";
+  for (Diagnostic &note : diag.getNotes())
+    errs() << "  note: " << note.str() << "\n";
+}
+
+int importMain(int argc, char **argv) {
+  cl::opt<std::string> input(cl::Positional, cl::desc("<model.onnx>"),
+                             cl::Required);
+  cl::opt<std::string> output("o", cl::desc("Output file (default: stdout)"),
+                              cl::value_desc("file"), cl::init("-"));
+  cl::opt<std::string> emit(
+      "emit", cl::desc("What to print: onnx (shapes inferred, the default) or "
+                       "onnx-raw (as imported)"),
+      cl::init("onnx"));
+  cl::ParseCommandLineOptions(argc, argv, kOverview);
+  if (emit != "onnx" && emit != "onnx-raw") {
+    errs() << "lockstep-opt: unknown --emit value '" << emit
+           << "' (expected onnx or onnx-raw)\n";
+    return 2;
+  }
+  if (!sys::fs::exists(input)) {
+    errs() << "lockstep-opt: no such file '" << input << "'\n";
+    return 1;
+  }
+
+  MLIRContext ctx;
+  ctx.getDiagEngine().registerHandler(printDiagnostic);
+  OwningOpRef<ModuleOp> module = lockstep::importONNXFile(input, &ctx);
+  if (!module)
+    return 1;
+  if (emit == "onnx") {
+    PassManager pm(&ctx);
+    lockstep::buildImportPipeline(pm);
+    if (failed(pm.run(*module)))
+      return 1;
+  }
+  std::string err;
+  auto out = openOutputFile(output, &err);
+  if (!out) {
+    errs() << "lockstep-opt: " << err << "\n";
+    return 1;
+  }
+  module->print(out->os());
+  out->os() << "\n";
+  out->keep();
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  for (int i = 1; i < argc; ++i) {
+    StringRef a(argv[i]);
+    if (!a.starts_with("-") && lockstep::isONNXFile(a))
+      return importMain(argc, argv);
+  }
+  DialectRegistry registry;
+  registry.insert<lockstep::onnxir::ONNXDialect, func::FuncDialect>();
+  lockstep::registerLockstepPasses();
+  registerTransformsPasses();
+  return asMainReturnCode(MlirOptMain(argc, argv, kOverview, registry));
+}
