@@ -1,0 +1,57 @@
+//===- DimExprTest.cpp - Unit tests of symbolic dim expressions -----------===//
+#include "lockstep/Shape/DimExpr.h"
+
+#include <gtest/gtest.h>
+
+using lockstep::DimExpr;
+
+static DimExpr P(const std::string &s) {
+  auto e = DimExpr::parse(s);
+  EXPECT_TRUE(e.has_value()) << s;
+  return e.value_or(DimExpr(0));
+}
+
+TEST(DimExpr, CanonicalPrinting) {
+  EXPECT_EQ(P("seq + past").str(), "past + seq");
+  EXPECT_EQ(P("2*(s + p) - s").str(), "2*p + s");
+  EXPECT_EQ(P("b*s*8 + 1").str(), "8*b*s + 1");
+  EXPECT_EQ(P("s - 1").str(), "s - 1");
+  EXPECT_EQ(P("-p + 3").str(), "-p + 3");
+  EXPECT_EQ(P("0").str(), "0");
+  EXPECT_EQ(P("x - x").str(), "0");
+}
+
+TEST(DimExpr, Arithmetic) {
+  DimExpr b = DimExpr::symbol("b"), s = DimExpr::symbol("s");
+  EXPECT_EQ((b * s * DimExpr(64)).str(), "64*b*s");
+  EXPECT_EQ(*(b * s * DimExpr(64)).divExact(b * DimExpr(8)), s * DimExpr(8));
+  EXPECT_FALSE((b + DimExpr(1)).divExact(DimExpr(2)).has_value());
+  EXPECT_FALSE(s.divExact(b).has_value());
+  EXPECT_EQ(*(s + b).divExact(s + b), DimExpr(1));
+  EXPECT_EQ(*DimExpr(7).ceilDiv(DimExpr(2)), DimExpr(4));
+  EXPECT_EQ(*DimExpr(-7).floorDiv(DimExpr(2)), DimExpr(-4));
+  EXPECT_FALSE(DimExpr(7).floorDiv(DimExpr(0)).has_value());
+}
+
+TEST(DimExpr, Constants) {
+  EXPECT_TRUE(DimExpr(0).isConstant());
+  EXPECT_EQ(*DimExpr(0).getConstant(), 0);
+  EXPECT_FALSE(DimExpr::symbol("s").getConstant().has_value());
+  EXPECT_TRUE(P("s + 2").isNonNegative());
+  EXPECT_FALSE(P("s - 2").isNonNegative());
+}
+
+TEST(DimExpr, ParseErrors) {
+  EXPECT_FALSE(DimExpr::parse("").has_value());
+  EXPECT_FALSE(DimExpr::parse("s +").has_value());
+  EXPECT_FALSE(DimExpr::parse("(s").has_value());
+  EXPECT_FALSE(DimExpr::parse("s $ 2").has_value());
+  EXPECT_FALSE(DimExpr::parse("99999999999999999999").has_value());
+}
+
+TEST(DimExpr, SymbolNames) {
+  EXPECT_TRUE(lockstep::isDimSymbolName("past_sequence_length"));
+  EXPECT_FALSE(lockstep::isDimSymbolName("2x"));
+  EXPECT_EQ(lockstep::sanitizeDimSymbolName("batch size"), "batch_size");
+  EXPECT_EQ(lockstep::sanitizeDimSymbolName("3"), "d_3");
+}
