@@ -75,20 +75,42 @@ static bool divideMonomial(const DimExpr::Monomial &m,
   return true;
 }
 
+// Graded lexicographic order of monomials: the leading term of a polynomial
+// is its largest monomial.
+static bool gradedLess(const DimExpr::Monomial &a, const DimExpr::Monomial &b) {
+  if (a.size() != b.size())
+    return a.size() < b.size();
+  return a > b; // lexicographically smaller names rank higher
+}
+
+static std::pair<DimExpr::Monomial, int64_t>
+leadingTerm(const std::map<DimExpr::Monomial, int64_t> &terms) {
+  auto best = terms.begin();
+  for (auto it = terms.begin(); it != terms.end(); ++it)
+    if (gradedLess(best->first, it->first))
+      best = it;
+  return *best;
+}
+
+// Multivariate long division; exact when the remainder ends at zero.
 std::optional<DimExpr> DimExpr::divExact(const DimExpr &o) const {
-  if (o.terms.size() != 1)
-    return o == *this && !terms.empty() ? std::optional<DimExpr>(1)
-                                        : std::nullopt;
-  auto &[dm, dc] = *o.terms.begin();
-  DimExpr r;
-  for (auto &[m, c] : terms) {
-    Monomial q;
-    if (c % dc != 0 || !divideMonomial(m, dm, q))
+  if (o.terms.empty())
+    return std::nullopt;
+  auto [dm, dc] = leadingTerm(o.terms);
+  DimExpr rem = *this, quot;
+  for (int guard = 0; !rem.terms.empty(); ++guard) {
+    if (guard > 1000)
       return std::nullopt;
-    r.terms[q] += c / dc;
+    auto [rm, rc] = leadingTerm(rem.terms);
+    Monomial q;
+    if (rc % dc != 0 || !divideMonomial(rm, dm, q))
+      return std::nullopt;
+    DimExpr step;
+    step.terms[q] = rc / dc;
+    quot = quot + step;
+    rem = rem - step * o;
   }
-  r.normalize();
-  return r;
+  return quot;
 }
 
 static int64_t floorDivInt(int64_t a, int64_t b) {

@@ -55,3 +55,12 @@ TEST(DimExpr, SymbolNames) {
   EXPECT_EQ(lockstep::sanitizeDimSymbolName("batch size"), "batch_size");
   EXPECT_EQ(lockstep::sanitizeDimSymbolName("3"), "d_3");
 }
+
+TEST(DimExpr, PolynomialDivision) {
+  // 64*b*(p + s) / (16*(p + s)) = 4*b, as in Reshape(-1) after a KV concat.
+  EXPECT_EQ(P("64*b*p + 64*b*s").divExact(P("16*p + 16*s"))->str(), "4*b");
+  EXPECT_EQ(P("s*s - 1").divExact(P("s - 1"))->str(), "s + 1");
+  EXPECT_FALSE(P("s*s + 1").divExact(P("s - 1")).has_value());
+  EXPECT_FALSE(P("b*p + s").divExact(P("p + s")).has_value());
+  EXPECT_FALSE(P("3").divExact(P("0")).has_value());
+}

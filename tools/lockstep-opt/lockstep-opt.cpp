@@ -83,6 +83,7 @@ int importMain(int argc, char **argv) {
   }
 
   MLIRContext ctx;
+  ctx.printOpOnDiagnostic(false);
   ctx.getDiagEngine().registerHandler(printDiagnostic);
   OwningOpRef<ModuleOp> module = lockstep::importONNXFile(input, &ctx);
   if (!module)

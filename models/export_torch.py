@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Exports tiny transformers decoders (random weights) to ONNX with KV-cache
+inputs and outputs, with both torch.onnx exporters. Needs torch and
+transformers (run on the GPU machine; CI does not run it). The results are
+committed under models/torch/ as fixtures.
+
+Each graph: inputs input_ids [batch, seq], position_ids [batch, seq],
+past.{i}.key / past.{i}.value [batch, kv_heads, past, head_dim]; outputs
+logits [batch, seq, vocab] and present.{i}.key / present.{i}.value.
+
+usage: export_torch.py OUT_DIR
+"""
+import os
+import sys
+import traceback
+
+import torch
+import transformers
+from transformers import AutoModelForCausalLM, DynamicCache
+
+ARCHS = {
+    "llama": lambda: transformers.LlamaConfig(
+        vocab_size=256, hidden_size=64, intermediate_size=128,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        max_position_embeddings=128, rms_norm_eps=1e-6, tie_word_embeddings=False),
+    "qwen2": lambda: transformers.Qwen2Config(
+        vocab_size=256, hidden_size=64, intermediate_size=128,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        max_position_embeddings=128, rms_norm_eps=1e-6, tie_word_embeddings=True),
+    "gpt2": lambda: transformers.GPT2Config(
+        vocab_size=256, n_embd=64, n_layer=2, n_head=4, n_positions=128),
+}
+
+
+class KVWrapper(torch.nn.Module):
+    """Explicit past/present tensors around a model that takes a Cache."""
+
+    def __init__(self, model, layers):
+        super().__init__()
+        self.model = model
+        self.layers = layers
+
+    def forward(self, input_ids, position_ids, *past):
+        cache = DynamicCache()
+        for i in range(self.layers):
+            cache.update(past[2 * i], past[2 * i + 1], i)
+        out = self.model(input_ids=input_ids, position_ids=position_ids,
+                         past_key_values=cache, use_cache=True)
+        res = [out.logits]
+        for i in range(self.layers):
+            res += [cache.layers[i].keys, cache.layers[i].values]
+        return tuple(res)
+
+
+def build(arch):
+    torch.manual_seed(0)
+    config = ARCHS[arch]()
+    model = AutoModelForCausalLM.from_config(config).eval().float()
+    layers = config.num_hidden_layers
+    heads = config.num_attention_heads
+    kv = getattr(config, "num_key_value_heads", None) or heads
+    head_dim = config.hidden_size // heads
+    return KVWrapper(model, layers), layers, kv, head_dim
+
+
+def example(layers, kv, head_dim, batch=2, seq=3, past=4):
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, 256, (batch, seq), generator=g)
+    pos = torch.arange(past, past + seq).unsqueeze(0).expand(batch, seq).contiguous()
+    pkv = [torch.randn(batch, kv, past, head_dim, generator=g) for _ in range(2 * layers)]
+    return (ids, pos, *pkv)
+
+
+def names(layers):
+    ins = ["input_ids", "position_ids"]
+    outs = ["logits"]
+    for i in range(layers):
+        ins += [f"past.{i}.key", f"past.{i}.value"]
+        outs += [f"present.{i}.key", f"present.{i}.value"]
+    return ins, outs
+
+
+def export(arch, exporter, out_dir):
+    wrapper, layers, kv, head_dim = build(arch)
+    args = example(layers, kv, head_dim)
+    ins, outs = names(layers)
+    path = os.path.join(out_dir, f"{arch}_{exporter}.onnx")
+    with torch.no_grad():
+        if exporter == "dynamo18":
+            B = torch.export.Dim("batch", min=1, max=64)
+            S = torch.export.Dim("seq", min=1, max=64)
+            P = torch.export.Dim("past", min=0, max=64)
+            io = [{0: B, 1: S}, {0: B, 1: S}]
+            past = [{0: B, 2: P}] * (2 * layers)
+            # *past is one var-positional parameter: torch.export wants its
+            # specs nested; older versions took them flat.
+            errors = []
+            for shapes in (tuple(io) + (tuple(past),), tuple(io + past)):
+                try:
+                    prog = torch.onnx.export(wrapper, args, dynamo=True,
+                                             opset_version=18, input_names=ins,
+                                             output_names=outs,
+                                             dynamic_shapes=shapes)
+                    break
+                except Exception as e:  # try the other spelling
+                    errors.append(e)
+            else:
+                raise errors[0]
+            prog.save(path)
+        else:
+            axes = {"input_ids": {0: "batch", 1: "seq"},
+                    "position_ids": {0: "batch", 1: "seq"},
+                    "logits": {0: "batch", 1: "seq"}}
+            for n in ins[2:]:
+                axes[n] = {0: "batch", 2: "past"}
+            for n in outs[1:]:
+                axes[n] = {0: "batch", 2: "past_plus_seq"}
+            torch.onnx.export(wrapper, args, path, dynamo=False, opset_version=17,
+                              input_names=ins, output_names=outs,
+                              dynamic_axes=axes, do_constant_folding=True)
+    return path, wrapper, args
+
+
+def check(path, wrapper, args):
+    """Compares onnxruntime with torch on the example and on an empty past."""
+    import numpy as np
+    import onnxruntime as ort
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    names_in = [i.name for i in sess.get_inputs()]
+    for a in (args, example(wrapper.layers, args[2].shape[1], args[2].shape[3],
+                            batch=3, seq=5, past=0)):
+        feed = {n: t.numpy() for n, t in zip(names_in, a)}
+        got = sess.run(None, feed)
+        with torch.no_grad():
+            want = wrapper(*a)
+        err = max(float(np.abs(g - w.numpy()).max()) for g, w in zip(got, want))
+        print(f"  ort vs torch max abs err {err:.3g} (batch {a[0].shape[0]}, "
+              f"seq {a[0].shape[1]}, past {a[2].shape[2]})")
+
+
+def main():
+    out_dir = sys.argv[1] if len(sys.argv) > 1 else "models/torch"
+    os.makedirs(out_dir, exist_ok=True)
+    print("torch", torch.__version__, "transformers", transformers.__version__)
+    ok = True
+    for arch in ARCHS:
+        for exporter in ("dynamo18", "legacy17"):
+            print(f"== {arch} {exporter}", flush=True)
+            try:
+                path, wrapper, args = export(arch, exporter, out_dir)
+                print(f"  wrote {path} ({os.path.getsize(path)} bytes)")
+                check(path, wrapper, args)
+            except Exception:
+                ok = False
+                traceback.print_exc()
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
