@@ -303,9 +303,17 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node, int index) 
     Type elt = it != valueInfoTypes.end() ? it->second : b.getF32Type();
     state.addTypes(UnrankedTensorType::get(elt));
   }
+  SmallVector<NamedAttribute> requested(state.attributes.begin(),
+                                        state.attributes.end());
   Operation *op = b.create(state);
+  // An inherent attribute of the wrong kind is dropped on creation: catch it.
+  for (const NamedAttribute &a : requested)
+    if (op->getAttr(a.getName()) != a.getValue())
+      return nodeError(node, index)
+             << "attribute '" << a.getName().getValue()
+             << "' has the wrong type (" << a.getValue() << ")";
   if (failed(verify(op)))
-    return nodeError(node, index) << "invalid operator (see the error above)";
+    return failure(); // the verifier's error is located at the node
   for (int i = 0; i < numResults; ++i)
     if (!node.output(i).empty())
       values[node.output(i)] = op->getResult(i);
