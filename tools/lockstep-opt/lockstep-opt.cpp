@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lockstep/Dialect/ONNX/ONNXDialect.h"
+#include "lockstep/Import/ModelSummary.h"
 #include "lockstep/Import/ONNXImporter.h"
 #include "lockstep/Passes/Passes.h"
 
@@ -30,11 +31,12 @@ namespace {
 
 const char *kOverview =
     "Lockstep compiler driver\n\n"
-    "  lockstep-opt MODEL.onnx [--emit=onnx|onnx-raw] [-o FILE]\n"
+    "  lockstep-opt MODEL.onnx [--emit=onnx|onnx-raw|summary] [-o FILE]\n"
     "      Import an ONNX model (binary, with external data, or the ONNX\n"
     "      textual syntax in a .onnxtxt file) and print the onnx dialect\n"
     "      module: onnx-raw right after import, onnx (the default) with\n"
-    "      symbolic shapes inferred and constant shape computations folded.\n\n"
+    "      symbolic shapes inferred and constant shape computations folded,\n"
+    "      summary a short description of inputs, outputs, weights and ops.\n\n"
     "  lockstep-opt FILE.mlir [--onnx-infer-shapes ...]\n"
     "      Run passes over an MLIR file, like mlir-opt (options below).\n";
 
@@ -68,13 +70,13 @@ int importMain(int argc, char **argv) {
   cl::opt<std::string> output("o", cl::desc("Output file (default: stdout)"),
                               cl::value_desc("file"), cl::init("-"));
   cl::opt<std::string> emit(
-      "emit", cl::desc("What to print: onnx (shapes inferred, the default) or "
-                       "onnx-raw (as imported)"),
+      "emit", cl::desc("What to print: onnx (shapes inferred, the default), "
+                       "onnx-raw (as imported) or summary"),
       cl::init("onnx"));
   cl::ParseCommandLineOptions(argc, argv, kOverview);
-  if (emit != "onnx" && emit != "onnx-raw") {
+  if (emit != "onnx" && emit != "onnx-raw" && emit != "summary") {
     errs() << "lockstep-opt: unknown --emit value '" << emit
-           << "' (expected onnx or onnx-raw)\n";
+           << "' (expected onnx, onnx-raw or summary)\n";
     return 2;
   }
   if (!sys::fs::exists(input)) {
@@ -88,7 +90,7 @@ int importMain(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = lockstep::importONNXFile(input, &ctx);
   if (!module)
     return 1;
-  if (emit == "onnx") {
+  if (emit != "onnx-raw") {
     PassManager pm(&ctx);
     lockstep::buildImportPipeline(pm);
     if (failed(pm.run(*module)))
@@ -100,8 +102,12 @@ int importMain(int argc, char **argv) {
     errs() << "lockstep-opt: " << err << "\n";
     return 1;
   }
-  module->print(out->os());
-  out->os() << "\n";
+  if (emit == "summary") {
+    lockstep::printModelSummary(*module, out->os());
+  } else {
+    module->print(out->os());
+    out->os() << "\n";
+  }
   out->keep();
   return 0;
 }

@@ -1,0 +1,101 @@
+//===- ModelSummary.cpp - A human-readable summary of a model -------------===//
+#include "lockstep/Import/ModelSummary.h"
+
+#include "lockstep/Dialect/ONNX/ONNXDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <map>
+#include <set>
+
+using namespace mlir;
+using namespace lockstep;
+using namespace lockstep::onnxir;
+
+namespace {
+
+std::string describe(Type type, std::set<std::string> &symbols) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped) {
+    os << type;
+    return out;
+  }
+  os << shaped.getElementType();
+  auto dims = getSymbolicDims(type);
+  if (!dims) {
+    os << " (shape unknown)";
+    return out;
+  }
+  os << " [";
+  llvm::interleaveComma(*dims, os, [&](const DimExpr &d) {
+    os << d.str();
+    for (auto &[m, c] : d.getTerms())
+      symbols.insert(m.begin(), m.end());
+  });
+  os << "]";
+  return out;
+}
+
+} // namespace
+
+void lockstep::printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  if (!func) {
+    os << "no main function\n";
+    return;
+  }
+  if (auto opset = module->getAttrOfType<IntegerAttr>("onnx.opset"))
+    os << "opset:    " << opset.getInt() << "\n";
+  if (auto producer = module->getAttrOfType<StringAttr>("onnx.producer"))
+    os << "producer: " << producer.getValue() << "\n";
+  std::set<std::string> symbols;
+  auto name = [](DictionaryAttr attrs, unsigned i) {
+    auto n = attrs ? attrs.getAs<StringAttr>("onnx.name") : StringAttr();
+    return n ? n.getValue().str() : "#" + std::to_string(i);
+  };
+  os << "inputs:\n";
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    os << "  " << name(func.getArgAttrDict(i), i) << ": "
+       << describe(func.getArgumentTypes()[i], symbols) << "\n";
+  os << "outputs:\n";
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    os << "  " << name(func.getResultAttrDict(i), i) << ": "
+       << describe(func.getResultTypes()[i], symbols) << "\n";
+  os << "symbols:  ";
+  llvm::interleaveComma(symbols, os);
+  os << "\n";
+
+  int64_t weights = 0, params = 0, bytes = 0;
+  std::set<std::string> files;
+  std::map<std::string, int> histogram;
+  int total = 0;
+  func.walk([&](Operation *op) {
+    if (auto w = dyn_cast<WeightOp>(op)) {
+      ++weights;
+      params += cast<ShapedType>(w.getType()).getNumElements();
+      bytes += w.getLength();
+      files.insert(w.getFile().str());
+      return;
+    }
+    if (isa<ONNXNodeOpInterface>(op)) {
+      ++histogram[op->getName().stripDialect().str()];
+      ++total;
+    }
+  });
+  os << "weights:  " << weights << " tensors, " << params << " parameters, "
+     << bytes << " bytes";
+  if (!files.empty()) {
+    os << ", in ";
+    llvm::interleaveComma(files, os);
+  }
+  os << "\n";
+  std::vector<std::pair<int, std::string>> sorted;
+  for (auto &[op, n] : histogram)
+    sorted.push_back({-n, op});
+  std::sort(sorted.begin(), sorted.end());
+  os << "ops:      " << total << " (";
+  llvm::interleaveComma(sorted, os, [&](auto &p) { os << p.second << " " << -p.first; });
+  os << ")\n";
+}
