@@ -68,6 +68,38 @@ struct ONNXInferShapesPass
     Operation *ret = func.getBody().back().getTerminator();
     func.setType(FunctionType::get(&getContext(), func.getArgumentTypes(),
                                    ret->getOperandTypes()));
+    if (failed(checkDeclaredShapes(func)))
+      signalPassFailure();
+  }
+
+  /// Compares the inferred result shapes with the shapes the model declares
+  /// for its outputs (`onnx.declared_shape`, -1 for a symbolic dim).
+  LogicalResult checkDeclaredShapes(func::FuncOp func) {
+    for (unsigned i = 0; i < func.getNumResults(); ++i) {
+      auto declared =
+          func.getResultAttrOfType<DenseI64ArrayAttr>(i, "onnx.declared_shape");
+      auto dims = getSymbolicDims(func.getResultTypes()[i]);
+      if (!declared || !dims)
+        continue;
+      auto name = func.getResultAttrOfType<StringAttr>(i, "onnx.name");
+      std::string what =
+          "graph output '" + (name ? name.str() : std::to_string(i)) + "'";
+      if (declared.size() != (int64_t)dims->size())
+        return func.emitError(what) << " is declared with rank "
+                                    << declared.size() << " but has rank "
+                                    << dims->size();
+      for (auto [j, d] : llvm::enumerate(declared.asArrayRef())) {
+        auto inferred = (*dims)[j].getConstant();
+        if (d < 0 || (inferred && *inferred == d))
+          continue;
+        if (inferred)
+          return func.emitError(what) << " is declared with dim " << j << " = "
+                                      << d << " but it is " << *inferred;
+        func.emitWarning(what) << " is declared with dim " << j << " = " << d
+                               << " but it is " << (*dims)[j].str();
+      }
+    }
+    return success();
   }
 };
 

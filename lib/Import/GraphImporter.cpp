@@ -382,8 +382,18 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   }
   func::ReturnOp::create(b, fileLoc(), results);
   func.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
-  for (auto [i, out] : llvm::enumerate(graph.output()))
+  for (auto [i, out] : llvm::enumerate(graph.output())) {
     func.setResultAttr(i, "onnx.name", b.getStringAttr(out.name()));
+    // The declared shape, -1 for a symbolic or unknown dim, for
+    // onnx-infer-shapes to check against what it infers.
+    const auto &tt = out.type().tensor_type();
+    if (out.type().has_tensor_type() && tt.has_shape()) {
+      SmallVector<int64_t> dims;
+      for (const auto &d : tt.shape().dim())
+        dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+      func.setResultAttr(i, "onnx.declared_shape", b.getDenseI64ArrayAttr(dims));
+    }
+  }
   return module;
 }
 

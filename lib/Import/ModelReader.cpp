@@ -155,9 +155,18 @@ struct Stripper {
   }
 };
 
+/// `path` made absolute, so that weight references do not depend on the
+/// directory the compiler ran in.
+std::string absolutePath(const std::string &path) {
+  llvm::SmallString<256> abs(path);
+  llvm::sys::fs::make_absolute(abs);
+  llvm::sys::path::remove_dots(abs, /*remove_dot_dot=*/true);
+  return std::string(abs);
+}
+
 std::optional<std::string> resolveExternalData(const std::string &modelPath,
                                                LoadedModel &out) {
-  llvm::SmallString<256> dir(modelPath);
+  llvm::SmallString<256> dir(absolutePath(modelPath));
   llvm::sys::path::remove_filename(dir);
   const auto &graph = out.model.graph();
   for (int i = 0; i < graph.initializer_size(); ++i) {
@@ -221,10 +230,11 @@ std::optional<std::string> lockstep::readBinaryModel(const std::string &path,
   if ((size_t)n != s.rawSpans.size())
     return "'" + path + "': initializer count mismatch while reading";
   out.initializerData.assign(n, std::nullopt);
+  std::string abs = absolutePath(path);
   for (int i = 0; i < n; ++i)
     if (s.rawSpans[i])
       out.initializerData[i] =
-          WeightLocation{path, s.rawSpans[i]->first, s.rawSpans[i]->second};
+          WeightLocation{abs, s.rawSpans[i]->first, s.rawSpans[i]->second};
   try {
     return resolveExternalData(path, out);
   } catch (const std::exception &) {
