@@ -15,4 +15,5 @@ config.environment["PATH"] = os.pathsep.join(
     [bin_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
 config.substitutions.append(("%models", os.path.join(config.lockstep_source_dir, "models")))
 config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%lockstep_src", config.lockstep_source_dir))
 
