@@ -248,7 +248,14 @@ std::optional<std::string> lockstep::readTextModel(const std::string &path,
   if (!buf)
     return "cannot open '" + path + "': " + buf.getError().message();
   std::string text = (*buf)->getBuffer().str();
-  auto status = onnx::OnnxParser::Parse(out.model, text.c_str());
+  onnx::Common::Status status;
+  try {
+    status = onnx::OnnxParser::Parse(out.model, text.c_str());
+  } catch (const std::exception &e) {
+    // ONNX's parser throws on malformed numbers (std::stoll).
+    return "'" + path + "': ONNX text syntax error: malformed literal (" +
+           e.what() + ")";
+  }
   if (!status.IsOK())
     return "'" + path + "': ONNX text syntax error: " + status.ErrorMessage();
   out.initializerData.assign(out.model.graph().initializer_size(), std::nullopt);
