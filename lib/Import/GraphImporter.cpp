@@ -136,8 +136,8 @@ LogicalResult GraphImporter::importInitializers() {
                             << "' has unsupported element type "
                             << getOnnxDataTypeName(t.data_type());
     SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
-    if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
-      return emitError(loc) << "initializer '" << t.name() << "' has a negative dim";
+    if (llvm::any_of(shape, [](int64_t d) { return d < 0 || d > (int64_t(1) << 40); }))
+      return emitError(loc) << "initializer '" << t.name() << "' has an invalid dim";
     auto type = RankedTensorType::get(shape, elt);
     const auto &where = model.initializerData[i];
     Value v;
@@ -187,8 +187,12 @@ GraphImporter::importAttribute(const onnx::AttributeProto &a,
       return nodeError(node, index)
              << "attribute '" << a.name() << "' has unsupported element type "
              << getOnnxDataTypeName(t.data_type()), failure();
-    auto type = RankedTensorType::get(
-        SmallVector<int64_t>(t.dims().begin(), t.dims().end()), elt);
+    SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
+    if (llvm::any_of(shape, [](int64_t d) { return d < 0 || d > (int64_t(1) << 40); }))
+      return nodeError(node, index)
+                 << "attribute '" << a.name() << "' has an invalid dim",
+             failure();
+    auto type = RankedTensorType::get(shape, elt);
     std::optional<WeightLocation> loc;
     DenseElementsAttr data;
     if (t.data_location() == onnx::TensorProto::EXTERNAL)
