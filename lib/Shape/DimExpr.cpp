@@ -133,6 +133,29 @@ std::optional<DimExpr> DimExpr::ceilDiv(const DimExpr &o) const {
   return divExact(o);
 }
 
+std::optional<int64_t>
+DimExpr::evaluate(const std::map<std::string, int64_t> &values) const {
+  int64_t sum = 0;
+  for (auto &[m, c] : terms) {
+    int64_t p = c;
+    for (auto &s : m) {
+      auto it = values.find(s);
+      if (it == values.end() || __builtin_mul_overflow(p, it->second, &p))
+        return std::nullopt;
+    }
+    if (__builtin_add_overflow(sum, p, &sum))
+      return std::nullopt;
+  }
+  return sum;
+}
+
+std::optional<std::string> DimExpr::asSymbol() const {
+  if (terms.size() != 1 || terms.begin()->second != 1 ||
+      terms.begin()->first.size() != 1)
+    return std::nullopt;
+  return terms.begin()->first[0];
+}
+
 std::string DimExpr::str() const {
   if (terms.empty())
     return "0";

@@ -79,8 +79,7 @@ FailureOr<Dims> lockstep::shape::broadcast(RuleCtx &c, ArrayRef<Dims> shapes) {
       }
       bool oc = o.isConstant(), dc = d.isConstant();
       if (oc && dc)
-        return c.fail("cannot broadcast dims " + o.str() + " and " + d.str()),
-               failure();
+        return c.fail("cannot broadcast dims " + o.str() + " and " + d.str());
       if (!oc && dc) {
         o = d; // a symbolic dim broadcast against a constant must equal it
         continue;
@@ -88,8 +87,7 @@ FailureOr<Dims> lockstep::shape::broadcast(RuleCtx &c, ArrayRef<Dims> shapes) {
       if (oc && !dc)
         continue;
       return c.fail("cannot broadcast symbolic dims " + o.str() + " and " +
-                    d.str()),
-             failure();
+                    d.str());
     }
   }
   return out;

@@ -64,3 +64,16 @@ TEST(DimExpr, PolynomialDivision) {
   EXPECT_FALSE(P("b*p + s").divExact(P("p + s")).has_value());
   EXPECT_FALSE(P("3").divExact(P("0")).has_value());
 }
+
+TEST(DimExpr, Evaluate) {
+  std::map<std::string, int64_t> v = {{"b", 2}, {"s", 5}, {"p", 0}};
+  EXPECT_EQ(*P("64*b*s + p + 1").evaluate(v), 641);
+  EXPECT_EQ(*P("s - 1").evaluate(v), 4);
+  EXPECT_FALSE(P("q + 1").evaluate(v).has_value());
+  EXPECT_FALSE(P("b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b*b")
+                   .evaluate(v)
+                   .has_value());
+  EXPECT_EQ(*P("seq").asSymbol(), "seq");
+  EXPECT_FALSE(P("2*seq").asSymbol().has_value());
+  EXPECT_FALSE(P("seq + 1").asSymbol().has_value());
+}

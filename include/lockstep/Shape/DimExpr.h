@@ -54,6 +54,13 @@ public:
   bool operator==(const DimExpr &o) const { return terms == o.terms; }
   bool operator!=(const DimExpr &o) const { return !(*this == o); }
 
+  /// The value with every symbol bound in `values`; nullopt when a symbol is
+  /// unbound or the arithmetic overflows.
+  std::optional<int64_t>
+  evaluate(const std::map<std::string, int64_t> &values) const;
+  /// When this is exactly one symbol (coefficient 1), its name.
+  std::optional<std::string> asSymbol() const;
+
   std::string str() const;
   const std::map<Monomial, int64_t> &getTerms() const { return terms; }
 
