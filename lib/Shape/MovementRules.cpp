@@ -1,8 +1,10 @@
 //===- MovementRules.cpp - Shapes of data movement onnx ops ---------------===//
 //
 // Concat, Split, Slice, Gather, GatherND, Squeeze, Unsqueeze and Transpose.
-// Slice clamps as numpy does when a dim is constant; against a symbolic dim,
-// an index is assumed to lie within it (see docs/shapes.md).
+// Slice clamps as the ONNX spec says when a dim is constant (as numpy does,
+// except that stepping down a start before the first element is clamped to
+// it, as onnxruntime does); against a symbolic dim, an index is assumed to lie
+// within it (see docs/shapes.md).
 //
 //===----------------------------------------------------------------------===//
 #include "RuleUtils.h"
@@ -61,6 +63,9 @@ LogicalResult inferSplit(RuleCtx &c, SplitOp op) {
     if (dc && *dc % n != 0) {
       // opset 18: the last chunk is smaller.
       int64_t chunk = (*dc + n - 1) / n;
+      if (chunk * (n - 1) >= *dc)
+        return c.fail("dim " + d.str() + " cannot be split in " + Twine(n) +
+                      " parts of " + Twine(chunk) + " and a smaller last one");
       for (unsigned i = 0; i < n; ++i)
         sizes.push_back(DimExpr(std::min<int64_t>(chunk, *dc - chunk * i)));
     } else {
@@ -100,18 +105,19 @@ std::optional<DimExpr> sliceSize(const DimExpr &dim, DimExpr start, DimExpr end,
         v = DimExpr(std::clamp<int64_t>(x, 0, *d));
       }
     } else {
+      // Stepping down, a start is clamped to [0, d - 1], an end to [-1, d - 1].
+      int64_t lo = isEnd ? -1 : 0;
       if (*k >= kHugeIndex)
         v = dim - DimExpr(1);
       else if (*k <= -kHugeIndex)
-        v = DimExpr(-1);
+        v = DimExpr(lo);
       else if (*k < 0)
         v = dim + DimExpr(*k);
       if (d) {
         int64_t x = *v.getConstant();
-        v = DimExpr(std::clamp<int64_t>(x, -1, *d - 1));
+        v = DimExpr(std::min<int64_t>(std::max<int64_t>(x, lo), *d - 1));
       }
     }
-    (void)isEnd;
   };
   norm(s, start, false);
   norm(e, end, true);
@@ -121,6 +127,13 @@ std::optional<DimExpr> sliceSize(const DimExpr &dim, DimExpr start, DimExpr end,
   if (n)
     if (auto k = n->getConstant(); k && *k < 0)
       n = DimExpr(0);
+  // A size whose symbolic terms are all negative (64 - seq) is negative, as a
+  // symbol is larger than any constant: the slice is empty.
+  if (n && !n->isConstant() &&
+      llvm::all_of(n->getTerms(), [](const auto &t) {
+        return t.first.empty() || t.second < 0;
+      }))
+    n = DimExpr(0);
   return n;
 }
 
@@ -224,7 +237,7 @@ FailureOr<SmallVector<int64_t>> axesOf(RuleCtx &c, OpT op) {
   if (Value a = op.getAxesInput()) {
     auto k = c.constInts(a);
     if (!k)
-      return c.fail("the axes input must be a constant"), failure();
+      return c.fail("the axes input must be a constant");
     return *k;
   }
   if (auto attr = op.getAxes())

@@ -36,17 +36,34 @@ Dims staticDims(ShapedType t) {
   return out;
 }
 
+/// True when `e` is negative: a negative constant, or an expression whose
+/// symbolic terms are all negative (a symbol is larger than any constant).
+bool isNegative(const DimExpr &e) {
+  if (auto k = e.getConstant())
+    return *k < 0;
+  return llvm::all_of(e.getTerms(), [](const auto &t) {
+    return t.first.empty() || t.second < 0;
+  });
+}
+
+/// Fails when a dim of an output shape is negative.
+LogicalResult checkDims(RuleCtx &c, ArrayRef<DimExpr> dims, StringRef what) {
+  for (const DimExpr &d : dims)
+    if (isNegative(d))
+      return c.fail(what + " has the negative dim " + d.str());
+  return success();
+}
+
 /// The values of a 1-D shape input, all of which must be known.
 FailureOr<Dims> shapeValues(RuleCtx &c, Value v, StringRef what) {
   const SymTensor &t = c.in(v);
   if (t.rank() != 1)
-    return c.fail(what + " must be 1-D"), failure();
+    return c.fail(what + " must be 1-D");
   auto all = t.allValues();
   if (!all)
     return c.fail("the values of " + what +
                   " are not known; the shape computation that produces it "
-                  "could not be folded"),
-           failure();
+                  "could not be folded");
   return *all;
 }
 
@@ -92,7 +109,7 @@ LogicalResult inferReshape(RuleCtx &c, ReshapeOp op) {
 LogicalResult inferExpand(RuleCtx &c, ExpandOp op) {
   const SymTensor &t = c.in(op.getInput());
   auto target = shapeValues(c, op.getShape(), "the shape input");
-  if (failed(target))
+  if (failed(target) || failed(checkDims(c, *target, "the shape input")))
     return failure();
   // A 1 in the target keeps the input's dim.
   auto dims = broadcast(c, {t.dims, *target});
@@ -127,7 +144,7 @@ LogicalResult inferRange(RuleCtx &c, RangeOp op) {
   auto n = (*l - *s).ceilDiv(DimExpr(*dc));
   if (!n)
     return c.fail("cannot compute the length of the range");
-  if (auto k = n->getConstant(); k && *k < 0)
+  if (isNegative(*n))
     n = DimExpr(0);
   std::optional<Vals> vals;
   if (auto k = n->getConstant(); k && *k <= kMaxTrackedElements) {
@@ -158,7 +175,7 @@ LogicalResult inferShape(RuleCtx &c, ShapeOp op) {
 
 LogicalResult inferConstantOfShape(RuleCtx &c, ConstantOfShapeOp op) {
   auto target = shapeValues(c, op.getInput(), "the shape input");
-  if (failed(target))
+  if (failed(target) || failed(checkDims(c, *target, "the shape input")))
     return failure();
   Type elt = Float32Type::get(c.op->getContext());
   std::optional<Vals> fill;
