@@ -3,10 +3,26 @@
 // Subcommands over a compiled artifact (.lsa). This binary links only the
 // runtime library: no MLIR, no LLVM.
 //
+// Exit status: 0 on success, 1 when the model, an input or the run fails,
+// 2 for a bad command line.
+//
 //===----------------------------------------------------------------------===//
+#include "Artifact.h"
+#include "CpuBackend.h"
+#include "Exec.h"
+#include "Npy.h"
+
+#include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
 #include <string>
+#include <system_error>
+
+using namespace lockstep::rt;
 
 namespace {
 
@@ -14,30 +30,49 @@ struct Subcommand {
   const char *name;
   const char *usage;
   const char *help;
-  const char *status; // null when implemented
+  const char *status;  // null when implemented
+  const char *details; // shown by `SUBCOMMAND --help`; may be null
 };
 
 const Subcommand kSubcommands[] = {
-    {"exec", "exec MODEL.lsa --input NAME=FILE.npy ... --output-dir DIR",
+    {"exec",
+     "exec MODEL.lsa --input NAME=FILE.npy ... --output-dir DIR [--threads N]",
      "Run the graph as it is (no serving transformation) on .npy inputs and "
      "write one .npy per output.",
-     "not implemented yet: it needs CPU code generation and the artifact"},
+     nullptr,
+     "Options:\n"
+     "  --input NAME=FILE.npy  the value of graph input NAME (split at the "
+     "first '='); one per input\n"
+     "  --output-dir DIR       where to write NAME.npy per output (created "
+     "if missing); characters of\n"
+     "                         NAME other than letters, digits, '.', '_' and "
+     "'-' become '_'\n"
+     "  --threads N            threads that run the parallel dims of the "
+     "model's loops (default 1);\n"
+     "                         the outputs do not depend on it, bit for bit\n\n"
+     "Each input must have the model's dtype and rank; symbolic dims (batch, "
+     "past, ...) are read off\n"
+     "the inputs and must agree. bf16 tensors are .npy uint16 holding the raw "
+     "bits. Prints one line\n"
+     "per output: NAME: DTYPE [SHAPE] -> FILE.\n"
+     "Exit status: 0 on success, 1 when the model, an input or the run fails, "
+     "2 for a bad command line."},
     {"generate",
      "generate MODEL.lsa --prompts FILE.jsonl [--max-new-tokens N] "
      "[--logits-out DIR] [--threads N]",
      "Serve prompts through the batching runtime and print generated ids and "
      "per-request logits fingerprints.",
-     "not implemented yet: it needs the serving form and the runtime"},
+     "not implemented yet: it needs the serving form and the runtime", nullptr},
     {"fuzz", "fuzz MODEL.lsa [--prompts FILE.jsonl] --schedules K --seed S "
              "[--report FILE.json]",
      "Run each prompt alone (the baseline), then K random schedules, and "
      "compare every logit bit for bit with the baseline.",
-     "not implemented yet: it needs the batching runtime"},
+     "not implemented yet: it needs the batching runtime", nullptr},
     {"replay", "replay MODEL.lsa TRACE",
      "Re-run a schedule recorded by fuzz exactly.",
-     "not implemented yet: it needs the batching runtime"},
+     "not implemented yet: it needs the batching runtime", nullptr},
     {"bench", "bench MODEL.lsa [options]", "Measure serving throughput.",
-     "not implemented yet: it needs the batching runtime"},
+     "not implemented yet: it needs the batching runtime", nullptr},
 };
 
 void printHelp(FILE *f) {
@@ -50,6 +85,161 @@ void printHelp(FILE *f) {
     std::fprintf(f, "  %s\n      %s%s%s\n", s.usage, s.help,
                  s.status ? "\n      Status: " : "", s.status ? s.status : "");
   std::fprintf(f, "\n  lockstep-run SUBCOMMAND --help   shows one subcommand.\n");
+}
+
+//===--------------------------------------------------------------------===//
+// exec
+//===--------------------------------------------------------------------===//
+
+int usageError(const std::string &msg) {
+  std::fprintf(stderr, "lockstep-run exec: %s (see lockstep-run exec --help)\n",
+               msg.c_str());
+  return 2;
+}
+
+int runError(const std::string &msg) {
+  std::fprintf(stderr, "lockstep-run exec: %s\n", msg.c_str());
+  return 1;
+}
+
+struct ExecArgs {
+  std::string model;
+  std::map<std::string, std::string> inputs; // name -> .npy path
+  std::string outputDir;
+  unsigned threads = 1;
+};
+
+// Reads `--flag VALUE` or `--flag=VALUE`; returns false when `arg` is not
+// `flag`. Sets `missing` when the value is absent.
+bool flagValue(int argc, char **argv, int &i, const char *flag,
+               std::string &value, bool &missing) {
+  size_t n = std::strlen(flag);
+  const char *arg = argv[i];
+  if (std::strncmp(arg, flag, n) != 0)
+    return false;
+  if (arg[n] == '=') {
+    value = arg + n + 1;
+    return true;
+  }
+  if (arg[n] != '\0')
+    return false;
+  if (i + 1 >= argc) {
+    missing = true;
+    return true;
+  }
+  value = argv[++i];
+  return true;
+}
+
+// Returns 0 when the command line is well formed, else the exit status.
+int parseExecArgs(int argc, char **argv, ExecArgs &out) {
+  bool haveThreads = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string value;
+    bool missing = false;
+    std::string arg = argv[i];
+    if (flagValue(argc, argv, i, "--input", value, missing)) {
+      if (missing)
+        return usageError("--input needs NAME=FILE.npy");
+      size_t eq = value.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == value.size())
+        return usageError("--input '" + value + "' is not NAME=FILE.npy");
+      std::string name = value.substr(0, eq);
+      if (!out.inputs.emplace(name, value.substr(eq + 1)).second)
+        return usageError("input '" + name + "' is given twice");
+    } else if (flagValue(argc, argv, i, "--output-dir", value, missing)) {
+      if (missing || value.empty())
+        return usageError("--output-dir needs a directory");
+      if (!out.outputDir.empty())
+        return usageError("--output-dir is given twice");
+      out.outputDir = value;
+    } else if (flagValue(argc, argv, i, "--threads", value, missing)) {
+      char *end = nullptr;
+      long n = missing ? 0 : std::strtol(value.c_str(), &end, 10);
+      if (missing || value.empty() || *end || n < 1 || n > 4096)
+        return usageError("--threads needs a number from 1 to 4096");
+      if (haveThreads)
+        return usageError("--threads is given twice");
+      haveThreads = true;
+      out.threads = unsigned(n);
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return usageError("unknown option '" + arg + "'");
+    } else if (!out.model.empty()) {
+      return usageError("unexpected argument '" + arg +
+                        "' (one model only)");
+    } else {
+      out.model = arg;
+    }
+  }
+  if (out.model.empty())
+    return usageError("no model given");
+  if (out.outputDir.empty())
+    return usageError("--output-dir is required");
+  return 0;
+}
+
+// A file name for an output: names come from the ONNX graph and may hold
+// '/' or anything else. Unique among the outputs.
+std::string outputFileName(const std::string &name, std::set<std::string> &used) {
+  std::string base;
+  for (char c : name)
+    base += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' ||
+             c == '_' || c == '-')
+                ? c
+                : '_';
+  if (base.empty() || base == "." || base == "..")
+    base = "_" + base;
+  std::string file = base;
+  for (int k = 1; !used.insert(file).second; ++k)
+    file = base + "_" + std::to_string(k);
+  return file + ".npy";
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+int runExec(int argc, char **argv) {
+  ExecArgs args;
+  if (int status = parseExecArgs(argc, argv, args))
+    return status;
+  std::string error;
+  LoadedArtifact artifact;
+  CpuModule module;
+  if (!loadArtifact(args.model, artifact, error) ||
+      !loadCpuModule(artifact, module, error))
+    return runError(error);
+  std::map<std::string, NpyArray> inputs;
+  for (const auto &[name, path] : args.inputs)
+    if (!readNpy(path, inputs[name], error))
+      return runError("input " + quoted(name) + ": " + error);
+  std::error_code ec;
+  std::filesystem::create_directories(args.outputDir, ec);
+  if (ec || !std::filesystem::is_directory(args.outputDir))
+    return runError("cannot create output directory '" + args.outputDir +
+                    "'" + (ec ? ": " + ec.message() : ""));
+  NamedArrays outputs;
+  ThreadPool pool(args.threads);
+  module.setThreadPool(&pool);
+  bool ran = runGraph(artifact, module, inputs, outputs, error);
+  module.setThreadPool(nullptr);
+  if (!ran)
+    return runError(error);
+  std::set<std::string> used;
+  const std::vector<TensorSpec> &specs = artifact.meta().outputs;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto &[name, array] = outputs[i];
+    std::string file = args.outputDir + "/" + outputFileName(name, used);
+    if (!writeNpy(file, array, error))
+      return runError(error);
+    std::printf("%s: %s %s -> %s\n", escapeText(name).c_str(),
+                specs[i].dtype.c_str(), shapeText(array.shape).c_str(),
+                file.c_str());
+  }
+  return 0;
 }
 
 } // namespace
@@ -70,10 +260,14 @@ int main(int argc, char **argv) {
     for (int i = 2; i < argc; ++i)
       if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
         std::printf("Usage: lockstep-run %s\n\n%s\n", s.usage, s.help);
+        if (s.details)
+          std::printf("\n%s\n", s.details);
         if (s.status)
           std::printf("Status: %s\n", s.status);
         return 0;
       }
+    if (cmd == "exec")
+      return runExec(argc, argv);
     std::fprintf(stderr, "lockstep-run %s: %s\n", s.name, s.status);
     return 2;
   }

@@ -1,0 +1,241 @@
+//===- ExecTest.cpp - Loading code from memory and running a graph --------===//
+//
+// Runs test/Runtime/Inputs/test_entry.c, a hand-written stand-in for compiled
+// code, through an artifact: the CPU backend, the entry ABI, symbol binding
+// and output allocation, without the compiler.
+//
+//===----------------------------------------------------------------------===//
+#include "ArtifactTestUtil.h"
+#include "CpuBackend.h"
+#include "Exec.h"
+#include "MemRef.h"
+#include "SymbolBinding.h"
+
+#include <gtest/gtest.h>
+
+using namespace lockstep::rt;
+using namespace lockstep::rt::test;
+
+namespace {
+
+NpyArray f32Array(std::vector<int64_t> shape, float start) {
+  NpyArray a;
+  a.dtype = "f4";
+  a.shape = shape;
+  std::vector<float> v(size_t(a.numElements()));
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = start + 0.37f * float(i) - 1e-3f * float(i * i);
+  a.data = floatBytes(v);
+  return a;
+}
+
+NpyArray i64Array(std::vector<int64_t> shape) {
+  NpyArray a;
+  a.dtype = "i8";
+  a.shape = shape;
+  std::vector<int64_t> v(size_t(a.numElements()));
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = int64_t(i) * 1000003 - 7;
+  a.data.resize(v.size() * 8);
+  if (!v.empty())
+    std::memcpy(a.data.data(), v.data(), a.data.size());
+  return a;
+}
+
+std::map<std::string, NpyArray> inputsFor(int64_t batch, int64_t past) {
+  return {{"x", f32Array({batch, 4}, 1.5f)},
+          {"past", f32Array({batch, past, 4}, -3.0f)},
+          {"mask", i64Array({batch, past + 1})}};
+}
+
+float f32At(const NpyArray &a, size_t i) {
+  float v;
+  std::memcpy(&v, a.data.data() + 4 * i, 4);
+  return v;
+}
+
+// The artifact around a fixture module, loaded, with its code.
+struct Loaded {
+  TempDir dir;
+  LoadedArtifact artifact;
+  CpuModule module;
+};
+
+void load(const char *soPath, Loaded &l) {
+  std::string path = writeTestEntryArtifact(l.dir.path, readFile(soPath));
+  std::string error;
+  ASSERT_TRUE(loadArtifact(path, l.artifact, error)) << error;
+  ASSERT_TRUE(loadCpuModule(l.artifact, l.module, error)) << error;
+}
+
+// Computes what test_entry.c computes, in the same order of operations.
+void expectReference(const std::map<std::string, NpyArray> &in,
+                     const NamedArrays &out) {
+  const NpyArray &x = in.at("x"), &past = in.at("past"), &mask = in.at("mask");
+  int64_t batch = x.shape[0], pastLen = past.shape[1];
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].first, "y");
+  EXPECT_EQ(out[0].second.shape, (std::vector<int64_t>{batch, 4}));
+  EXPECT_EQ(out[1].second.shape, (std::vector<int64_t>{batch, pastLen + 1, 4}));
+  EXPECT_EQ(out[2].second.shape, (std::vector<int64_t>{batch}));
+  EXPECT_EQ(out[2].second.dtype, "i8");
+  std::vector<float> y(size_t(batch * 4)), present(size_t(batch * (pastLen + 1) * 4));
+  std::vector<int64_t> count(static_cast<size_t>(batch), 0);
+  for (int64_t i = 0; i < batch; ++i) {
+    for (int64_t j = 0; j < 4; ++j) {
+      float v = f32At(x, size_t(i * 4 + j));
+      v = v + kW[size_t(j)];
+      v = v + kB[size_t(j)];
+      y[size_t(i * 4 + j)] = v;
+      for (int64_t t = 0; t <= pastLen; ++t)
+        present[size_t((i * (pastLen + 1) + t) * 4 + j)] =
+            t < pastLen ? f32At(past, size_t((i * pastLen + t) * 4 + j)) : v;
+    }
+    for (int64_t t = 0; t <= pastLen; ++t) {
+      int64_t m;
+      std::memcpy(&m, mask.data.data() + 8 * (i * (pastLen + 1) + t), 8);
+      count[size_t(i)] += m;
+    }
+  }
+  // Bit for bit.
+  EXPECT_EQ(out[0].second.data, floatBytes(y));
+  EXPECT_EQ(out[1].second.data, floatBytes(present));
+  std::vector<uint8_t> countBytes(count.size() * 8);
+  if (!count.empty())
+    std::memcpy(countBytes.data(), count.data(), countBytes.size());
+  EXPECT_EQ(out[2].second.data, countBytes);
+}
+
+} // namespace
+
+TEST(MemRef, DescriptorLayout) {
+  float data[1];
+  MemRefDescriptor d(data, {2, 0, 3});
+  const int64_t *w = static_cast<const int64_t *>(d.get());
+  void *p0, *p1;
+  std::memcpy(&p0, &w[0], 8);
+  std::memcpy(&p1, &w[1], 8);
+  EXPECT_EQ(p0, data);
+  EXPECT_EQ(p1, data);
+  EXPECT_EQ(w[2], 0); // offset
+  EXPECT_EQ(std::vector<int64_t>(w + 3, w + 6), (std::vector<int64_t>{2, 0, 3}));
+  EXPECT_EQ(std::vector<int64_t>(w + 6, w + 9), (std::vector<int64_t>{0, 3, 1}));
+  MemRefDescriptor scalar(data, {});
+  EXPECT_EQ(static_cast<const int64_t *>(scalar.get())[2], 0);
+}
+
+TEST(SymbolBinding, BindsChecksAndEvaluates) {
+  ArtifactMeta m = testEntryMeta();
+  SymbolValues v;
+  std::string error;
+  ASSERT_TRUE(bindSymbols(m.inputs, {{2, 4}, {2, 3, 4}, {2, 4}}, v, error)) << error;
+  EXPECT_EQ(v, (SymbolValues{{"batch", 2}, {"past", 3}}));
+  std::vector<int64_t> shape;
+  ASSERT_TRUE(evaluateShape(m.outputs[1], v, shape, error)) << error;
+  EXPECT_EQ(shape, (std::vector<int64_t>{2, 4, 4}));
+  EXPECT_FALSE(bindSymbols(m.inputs, {{2, 4}, {3, 3, 4}, {2, 4}}, v, error));
+  EXPECT_EQ(error, "inconsistent value of 'batch': input 'x' dim 0 is 2, but "
+                   "input 'past' dim 0 is 3");
+  EXPECT_FALSE(bindSymbols(m.inputs, {{2, 4}, {2, 3, 4}, {2, 5}}, v, error));
+  EXPECT_EQ(error, "input 'mask' dim 1 is 5, but the model expects 'past + 1' "
+                   "= 4 (past=3)");
+  EXPECT_FALSE(bindSymbols(m.inputs, {{2, 5}, {2, 3, 4}, {2, 4}}, v, error));
+  EXPECT_EQ(error, "input 'x' dim 1 is 5, but the model expects '4'");
+  TensorSpec neg{"z", "f32", {"past - 5"}};
+  EXPECT_FALSE(evaluateShape(neg, {{"past", 3}}, shape, error));
+  EXPECT_EQ(error, "'z' dim 0 ('past - 5') is -2 with past=3");
+}
+
+TEST(CpuBackend, RunsTheEntryThroughAnArtifact) {
+  Loaded l;
+  load(LOCKSTEP_TEST_ENTRY_SO, l);
+  for (auto [batch, past] : {std::pair<int64_t, int64_t>{2, 3}, {1, 0}, {0, 5},
+                             {0, 0}, {3, 17}}) {
+    SCOPED_TRACE("batch " + std::to_string(batch) + " past " + std::to_string(past));
+    auto in = inputsFor(batch, past);
+    NamedArrays out;
+    std::string error;
+    ASSERT_TRUE(runGraph(l.artifact, l.module, in, out, error)) << error;
+    expectReference(in, out);
+  }
+}
+
+TEST(CpuBackend, TwoModulesAtOnceStayApart) {
+  // The second load reuses the first one's memfd number, and so its
+  // /proc/self/fd name: it must still get its own code.
+  for (int round = 0; round < 3; ++round) {
+    Loaded a, b;
+    load(LOCKSTEP_TEST_ENTRY_SO, a);
+    load(LOCKSTEP_TEST_ENTRY_VARIANT_SO, b);
+    EXPECT_NE(a.module.entry(), b.module.entry());
+    auto in = inputsFor(2, 1);
+    NamedArrays outA, outB;
+    std::string error;
+    ASSERT_TRUE(runGraph(a.artifact, a.module, in, outA, error)) << error;
+    ASSERT_TRUE(runGraph(b.artifact, b.module, in, outB, error)) << error;
+    expectReference(in, outA);
+    EXPECT_EQ(f32At(outB[0].second, 0), 42.0f);
+  }
+}
+
+TEST(CpuBackend, RefusesBadCode) {
+  std::string error;
+  CpuModule m;
+  EXPECT_FALSE(loadCpuModule(ByteView{}, m, error));
+  EXPECT_EQ(error, "the artifact has no code");
+  std::vector<uint8_t> junk(256, 0x42);
+  EXPECT_FALSE(loadCpuModule(ByteView{junk.data(), junk.size()}, m, error));
+  EXPECT_NE(error.find("cannot load the artifact's code: "), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("ELF"), std::string::npos) << error; // dlerror's words
+  std::vector<uint8_t> none = readFile(LOCKSTEP_TEST_ENTRY_NONE_SO);
+  EXPECT_FALSE(loadCpuModule(ByteView{none.data(), none.size()}, m, error));
+  EXPECT_NE(error.find("has no 'lockstep_entry'"), std::string::npos) << error;
+  EXPECT_FALSE(m);
+
+  TempDir tmp;
+  const std::string dir = tmp.path;
+  ArtifactMeta meta = testEntryMeta();
+  meta.target = "nvptx-sm90";
+  std::string path = writeTestEntryArtifact(dir, none, meta);
+  LoadedArtifact a;
+  ASSERT_TRUE(loadArtifact(path, a, error)) << error;
+  EXPECT_FALSE(loadCpuModule(a, m, error));
+  EXPECT_NE(error.find("is compiled for target 'nvptx-sm90', not 'x86_64-cpu'"),
+            std::string::npos)
+      << error;
+}
+
+TEST(Exec, RefusesBadInputs) {
+  Loaded l;
+  load(LOCKSTEP_TEST_ENTRY_SO, l);
+  auto refuse = [&](std::map<std::string, NpyArray> in, const std::string &want) {
+    NamedArrays out;
+    std::string error;
+    EXPECT_FALSE(runGraph(l.artifact, l.module, in, out, error)) << want;
+    EXPECT_EQ(error, want);
+  };
+  auto in = inputsFor(2, 3);
+  in.erase("mask");
+  refuse(in, "missing input 'mask' (i64 [batch, past + 1])");
+  in = inputsFor(2, 3);
+  in["extra"] = in["x"];
+  refuse(in, "unknown input 'extra' (the model's inputs: 'x', 'past', 'mask')");
+  in = inputsFor(2, 3);
+  in["mask"].dtype = "i4";
+  in["mask"].data.resize(in["mask"].data.size() / 2);
+  refuse(in, "input 'mask' has .npy dtype 'i4', but the model expects i64 "
+             "(.npy 'i8')");
+  in = inputsFor(2, 3);
+  in["x"].shape = {2, 2, 2};
+  refuse(in, "input 'x' has rank 3 [2, 2, 2], but the model expects rank 2 "
+             "[batch, 4]");
+  in = inputsFor(2, 3);
+  in["past"] = f32Array({3, 3, 4}, 0);
+  refuse(in, "inconsistent value of 'batch': input 'x' dim 0 is 2, but input "
+             "'past' dim 0 is 3");
+  in = inputsFor(2, 3);
+  in["mask"] = i64Array({2, 3});
+  refuse(in, "input 'mask' dim 1 is 3, but the model expects 'past + 1' = 4 "
+             "(past=3)");
+}
