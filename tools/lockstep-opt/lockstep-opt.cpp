@@ -11,6 +11,8 @@
 #include "lockstep/Import/ModelSummary.h"
 #include "lockstep/Import/ONNXImporter.h"
 #include "lockstep/Passes/Passes.h"
+#include "lockstep/Target/ArtifactEmitter.h"
+#include "lockstep/Target/CPUCodegen.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -18,6 +20,9 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -31,12 +36,18 @@ namespace {
 
 const char *kOverview =
     "Lockstep compiler driver\n\n"
-    "  lockstep-opt MODEL.onnx [--emit=onnx|onnx-raw|summary] [-o FILE]\n"
+    "  lockstep-opt MODEL.onnx -o MODEL.lsa [--weights=auto|embed|reference]\n"
+    "      Compile an ONNX model into an artifact for the CPU: the x86-64\n"
+    "      code, the inputs' and outputs' symbolic dims, and the weights\n"
+    "      (auto: weights inside the .onnx file are embedded, external data\n"
+    "      is referenced by path, offset, length and checksum).\n\n"
+    "  lockstep-opt MODEL.onnx [--emit=onnx|onnx-raw|summary|linalg|llvm] [-o FILE]\n"
     "      Import an ONNX model (binary, with external data, or the ONNX\n"
     "      textual syntax in a .onnxtxt file) and print the onnx dialect\n"
     "      module: onnx-raw right after import, onnx (the default) with\n"
     "      symbolic shapes inferred and constant shape computations folded,\n"
-    "      summary a short description of inputs, outputs, weights and ops.\n\n"
+    "      summary a short description of inputs, outputs, weights and ops,\n"
+    "      linalg after lowering to linalg on tensors, llvm the LLVM dialect.\n\n"
     "  lockstep-opt FILE.mlir [--onnx-infer-shapes ...]\n"
     "      Run passes over an MLIR file, like mlir-opt (options below).\n";
 
@@ -70,13 +81,35 @@ int importMain(int argc, char **argv) {
   cl::opt<std::string> output("o", cl::desc("Output file (default: stdout)"),
                               cl::value_desc("file"), cl::init("-"));
   cl::opt<std::string> emit(
-      "emit", cl::desc("What to print: onnx (shapes inferred, the default), "
-                       "onnx-raw (as imported) or summary"),
-      cl::init("onnx"));
+      "emit", cl::desc("What to produce: onnx (shapes inferred, the default), "
+                       "onnx-raw (as imported), summary, linalg, llvm, or lsa "
+                       "(an artifact; the default when -o ends in .lsa)"),
+      cl::init(""));
+  cl::opt<std::string> weights(
+      "weights", cl::desc("With lsa: auto (embed weights stored in the model "
+                          "file, reference external data), embed or reference"),
+      cl::init("auto"));
   cl::ParseCommandLineOptions(argc, argv, kOverview);
-  if (emit != "onnx" && emit != "onnx-raw" && emit != "summary") {
+  if (emit.empty())
+    emit = StringRef(output).ends_with(".lsa") ? "lsa" : "onnx";
+  if (emit != "onnx" && emit != "onnx-raw" && emit != "summary" &&
+      emit != "linalg" && emit != "llvm" && emit != "lsa") {
     errs() << "lockstep-opt: unknown --emit value '" << emit
-           << "' (expected onnx, onnx-raw or summary)\n";
+           << "' (expected onnx, onnx-raw, summary, linalg, llvm or lsa)\n";
+    return 2;
+  }
+  lockstep::ArtifactOptions artifactOptions;
+  if (weights == "embed")
+    artifactOptions.weights = lockstep::WeightPolicy::Embed;
+  else if (weights == "reference")
+    artifactOptions.weights = lockstep::WeightPolicy::Reference;
+  else if (weights != "auto") {
+    errs() << "lockstep-opt: unknown --weights value '" << weights
+           << "' (expected auto, embed or reference)\n";
+    return 2;
+  }
+  if (emit == "lsa" && output == "-") {
+    errs() << "lockstep-opt: an artifact needs an output file (-o MODEL.lsa)\n";
     return 2;
   }
   if (!sys::fs::exists(input)) {
@@ -84,7 +117,10 @@ int importMain(int argc, char **argv) {
     return 1;
   }
 
-  MLIRContext ctx;
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  MLIRContext ctx(registry);
   ctx.printOpOnDiagnostic(false);
   ctx.getDiagEngine().registerHandler(printDiagnostic);
   OwningOpRef<ModuleOp> module = lockstep::importONNXFile(input, &ctx);
@@ -93,6 +129,18 @@ int importMain(int argc, char **argv) {
   if (emit != "onnx-raw") {
     PassManager pm(&ctx);
     lockstep::buildImportPipeline(pm);
+    if (failed(pm.run(*module)))
+      return 1;
+  }
+  if (emit == "lsa")
+    { std::string outPath = output;
+    return failed(lockstep::emitCPUArtifact(*module, outPath, artifactOptions)); }
+  if (emit == "linalg" || emit == "llvm") {
+    PassManager pm(&ctx);
+    if (emit == "linalg")
+      pm.addNestedPass<func::FuncOp>(lockstep::createConvertONNXToLinalg());
+    else if (failed(lockstep::buildCPUCodegenPipeline(pm)))
+      return 1;
     if (failed(pm.run(*module)))
       return 1;
   }
@@ -122,8 +170,10 @@ int main(int argc, char **argv) {
       return importMain(argc, argv);
   }
   DialectRegistry registry;
-  registry.insert<lockstep::onnxir::ONNXDialect, func::FuncDialect>();
+  registry.insert<lockstep::onnxir::ONNXDialect>();
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllPasses();
   lockstep::registerLockstepPasses();
-  registerTransformsPasses();
   return asMainReturnCode(MlirOptMain(argc, argv, kOverview, registry));
 }

@@ -41,4 +41,126 @@ def ONNXFoldShapeConstants : Pass<"onnx-fold-shape-constants", "mlir::func::Func
   let dependentDialects = ["::lockstep::onnxir::ONNXDialect"];
 }
 
+def ConvertONNXToLinalg : Pass<"convert-onnx-to-linalg", "mlir::func::FuncOp"> {
+  let summary = "Lower onnx ops to linalg, tensor, arith and math on tensors";
+  let description = [{
+    Lowers every onnx op of a function whose shapes have been inferred
+    (onnx-infer-shapes). Dynamic sizes are computed from the symbolic dims:
+    each symbol is read once, at the entry, from an argument dim that is
+    exactly that symbol, so shape subgraphs are not executed. Integer ops
+    whose values are known (`onnx.sym`) become those values.
+
+    `onnx.Weight` ops become trailing function arguments, in order, with a
+    `lockstep.weight` argument attribute giving the initializer's name, file,
+    offset and length. Types lose their `#onnx.dims` encoding.
+
+    Elementwise ops become one linalg.generic each, broadcasting through the
+    indexing maps; MatMul and Gemm become generics with a reduction dim;
+    reductions, Softmax and LayerNormalization become reduction generics and
+    elementwise ops; Reshape, Squeeze and Unsqueeze become tensor.reshape;
+    Concat, Split and Slice become tensor slices.
+
+    Example: `"onnx.Add"(%a, %b)` of `tensor<?x64xf32, #onnx.dims<[n, 64]>>`
+    and `tensor<64xf32>` becomes a linalg.generic over `tensor.empty(%n)`
+    whose second indexing map is `(d0, d1) -> (d1)`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def OutputsToArguments : Pass<"lockstep-outputs-to-args", "mlir::func::FuncOp"> {
+  let summary = "Return results through caller-provided output arguments";
+  let description = [{
+    Appends one tensor argument per result and writes each returned value
+    into it with `bufferization.materialize_in_destination`, then returns
+    nothing. After bufferization the caller owns every output buffer, sized
+    from the output's symbolic dims, and the code writes into it (in place
+    where one-shot bufferization can, else by a copy). This is the entry ABI
+    of artifacts: inputs, weights, then outputs. The function is marked
+    `llvm.emit_c_interface` for lockstep-emit-entry.
+
+    Example: `func.func @main(%x: tensor<?xf32>) -> tensor<?xf32>` becomes
+    `func.func @main(%x: tensor<?xf32>, %out: tensor<?xf32>)`.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
+def EmitEntry : Pass<"lockstep-emit-entry", "mlir::ModuleOp"> {
+  let summary = "Add the packed `lockstep_entry(void **args)` wrapper";
+  let description = [{
+    After lowering to the LLVM dialect, defines
+    `void lockstep_entry(void **args)`, which calls the C interface of
+    `main` (`_mlir_ciface_main`, one pointer to a memref descriptor per
+    argument) with `args[0], args[1], ...`. The runtime, which has no MLIR
+    dependency, then calls any model through one signature.
+
+    Example: for `_mlir_ciface_main(!llvm.ptr, !llvm.ptr)`, the wrapper loads
+    two pointers from `args` and calls it.
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"main\"",
+           "The function to wrap (its C interface is `_mlir_ciface_<name>`)">,
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def LowerCopies : Pass<"lockstep-lower-copies", "mlir::func::FuncOp"> {
+  let summary = "Turn memref.copy into linalg.copy";
+  let description = [{
+    memref.copy of a non-contiguous memref lowers to a call of MLIR's
+    `memrefCopy` runtime helper, which artifacts do not link. As linalg.copy
+    it becomes plain loops with the rest of the linalg ops, and the shared
+    object stays self-contained.
+
+    Example: `memref.copy %a, %b : memref<?xf32, strided<[2]>> to memref<?xf32>`
+    becomes `linalg.copy ins(%a : ...) outs(%b : ...)`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def OutlineParallel : Pass<"lockstep-outline-parallel", "mlir::ModuleOp"> {
+  let summary = "Outline outermost scf.parallel loops into work functions";
+  let description = [{
+    Each outermost `scf.parallel` loop nest becomes a private function
+    `@lockstep_par_<N>(%begin: index, %end: index, captures...)` that runs
+    work items `[begin, end)`, and the loop becomes a call of it over all
+    items. A work item is one point of the loop's parallel dims except the
+    last, which each item runs whole (so that its inner loop can be
+    vectorized); with one parallel dim, an item is one iteration. Values the
+    body uses from outside are passed as arguments; constants are cloned in.
+
+    lockstep-dispatch-parallel later turns each call into a dispatch to the
+    runtime's thread pool. Only parallel dims are split: every output element
+    is still computed by one work item, in the same order, so results do not
+    depend on the number of threads.
+
+    Example: `scf.parallel (%i, %j) = (%c0, %c0) to (%n, %m)` becomes
+    `call @lockstep_par_0(%c0, %n, ...)` and a function looping over
+    `%i` in `[begin, end)` and `%j` in `[0, m)`.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def DispatchParallel : Pass<"lockstep-dispatch-parallel", "mlir::ModuleOp"> {
+  let summary = "Dispatch outlined parallel work to the runtime's thread pool";
+  let description = [{
+    After lowering to the LLVM dialect, rewrites each call of a
+    `@lockstep_par_<N>` work function into: its arguments stored in a stack
+    struct, and a call through the exported global
+    `lockstep_parallel_for_impl`, which the runtime sets to its thread pool's
+    `parallel_for(pool, trampoline, ctx, begin, end)` (with the global
+    `lockstep_thread_pool` as `pool`). When the runtime has set no pool, the
+    trampoline is called directly on the whole range. The trampoline
+    `@lockstep_par_<N>_tramp(ctx, begin, end)` loads the arguments back and
+    calls the work function.
+
+    Example: `llvm.call @lockstep_par_0(%lo, %hi, %p, %n)` becomes a store of
+    `%p, %n` into an alloca and a call of `lockstep_parallel_for_impl`.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif

@@ -1,0 +1,152 @@
+//===- Contraction.cpp - Lowering MatMul and Gemm -------------------------===//
+//
+// A contraction is one linalg.generic with the batch, row and column dims
+// parallel and the contraction dim a reduction; batch broadcasting is in the
+// indexing maps. The body is a multiply and an add, kept separate: how the
+// sum is ordered and split is decided later, by the canonical reduction pass.
+//
+//===----------------------------------------------------------------------===//
+#include "lockstep/Conversion/ONNXToLinalg.h"
+
+#include "lockstep/Dialect/ONNX/ONNXDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+using namespace mlir;
+using namespace lockstep;
+using namespace lockstep::onnxir;
+
+namespace {
+
+Value zeroOf(OpBuilder &b, Location loc, Type t) {
+  return arith::ConstantOp::create(b, loc, t, b.getZeroAttr(t));
+}
+
+Value mulAdd(OpBuilder &b, Location loc, Value a, Value x, Value acc) {
+  if (isa<FloatType>(a.getType()))
+    return arith::AddFOp::create(b, loc, acc, arith::MulFOp::create(b, loc, a, x));
+  return arith::AddIOp::create(b, loc, acc, arith::MulIOp::create(b, loc, a, x));
+}
+
+/// A zero-filled accumulator of the given dims.
+Value zeroInit(LoweringState &s, Location loc, ArrayRef<DimExpr> dims, Type elt) {
+  OpBuilder &b = s.builder();
+  Value empty = s.empty(loc, dims, elt);
+  return linalg::FillOp::create(b, loc, zeroOf(b, loc, elt), empty).getResult(0);
+}
+
+LogicalResult lowerMatMul(MatMulOp op, LoweringState &s) {
+  OpBuilder &b = s.builder();
+  Location loc = op.getLoc();
+  SmallVector<DimExpr> a = s.dims(op.getA()), bd = s.dims(op.getB());
+  SmallVector<DimExpr> out = s.dims(op.getY());
+  bool va = a.size() == 1, vb = bd.size() == 1;
+  unsigned batch = out.size() - (va ? 0 : 1) - (vb ? 0 : 1);
+  // Loop dims: batch..., m (unless A is 1-D), n (unless B is 1-D), k.
+  unsigned m = batch, n = batch + (va ? 0 : 1), k = n + (vb ? 0 : 1);
+  unsigned loops = k + 1;
+  auto dim = [&](unsigned i) { return b.getAffineDimExpr(i); };
+  auto batchExprs = [&](ArrayRef<DimExpr> ds, unsigned own) {
+    SmallVector<AffineExpr> e;
+    unsigned off = batch - own;
+    for (unsigned i = 0; i < own; ++i)
+      e.push_back(ds[i] == DimExpr(1) && out[off + i] != DimExpr(1)
+                      ? b.getAffineConstantExpr(0)
+                      : dim(off + i));
+    return e;
+  };
+  unsigned aBatch = va ? 0 : a.size() - 2, bBatch = vb ? 0 : bd.size() - 2;
+  SmallVector<AffineExpr> aMap = batchExprs(a, aBatch);
+  if (!va)
+    aMap.push_back(dim(m));
+  aMap.push_back(dim(k));
+  SmallVector<AffineExpr> bMap = batchExprs(bd, bBatch);
+  bMap.push_back(dim(k));
+  if (!vb)
+    bMap.push_back(dim(n));
+  SmallVector<AffineExpr> cMap;
+  for (unsigned i = 0; i < k; ++i)
+    cMap.push_back(dim(i));
+  SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, aMap, b.getContext()),
+                                 AffineMap::get(loops, 0, bMap, b.getContext()),
+                                 AffineMap::get(loops, 0, cMap, b.getContext())};
+  SmallVector<utils::IteratorType> iters(loops, utils::IteratorType::parallel);
+  iters[k] = utils::IteratorType::reduction;
+  Type elt = s.plainType(op.getY()).getElementType();
+  Value init = zeroInit(s, loc, out, elt);
+  auto g = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{s.get(op.getA()), s.get(op.getB())},
+      ValueRange{init}, maps, iters,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        linalg::YieldOp::create(nb, l, mulAdd(nb, l, args[0], args[1], args[2]));
+      });
+  s.set(op.getY(), g.getResult(0));
+  return success();
+}
+
+LogicalResult lowerGemm(GemmOp op, LoweringState &s) {
+  OpBuilder &b = s.builder();
+  Location loc = op.getLoc();
+  SmallVector<DimExpr> out = s.dims(op.getY());
+  auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
+  // Loops (m, n, k).
+  SmallVector<AffineExpr> aMap = op.getTransA() ? SmallVector<AffineExpr>{d(2), d(0)}
+                                                : SmallVector<AffineExpr>{d(0), d(2)};
+  SmallVector<AffineExpr> bMap = op.getTransB() ? SmallVector<AffineExpr>{d(1), d(2)}
+                                                : SmallVector<AffineExpr>{d(2), d(1)};
+  SmallVector<AffineMap> maps = {AffineMap::get(3, 0, aMap, b.getContext()),
+                                 AffineMap::get(3, 0, bMap, b.getContext()),
+                                 AffineMap::get(3, 0, {d(0), d(1)}, b.getContext())};
+  SmallVector<utils::IteratorType> iters = {utils::IteratorType::parallel,
+                                            utils::IteratorType::parallel,
+                                            utils::IteratorType::reduction};
+  Type elt = s.plainType(op.getY()).getElementType();
+  if (!isa<FloatType>(elt))
+    return op.emitError("Gemm on ") << elt << " is not supported";
+  Value init = zeroInit(s, loc, out, elt);
+  Value ab = linalg::GenericOp::create(
+                 b, loc, init.getType(), ValueRange{s.get(op.getA()), s.get(op.getB())},
+                 ValueRange{init}, maps, iters,
+                 [&](OpBuilder &nb, Location l, ValueRange args) {
+                   linalg::YieldOp::create(nb, l, mulAdd(nb, l, args[0], args[1], args[2]));
+                 })
+                 .getResult(0);
+  float alpha = op.getAlpha().convertToFloat(), beta = op.getBeta().convertToFloat();
+  SmallVector<Value> operands = {ab};
+  SmallVector<SmallVector<DimExpr>> dims = {out};
+  if (op.getC()) {
+    operands.push_back(s.get(op.getC()));
+    dims.push_back(s.dims(op.getC()));
+  }
+  if (alpha == 1.0f && (!op.getC() || beta == 0.0f)) {
+    s.set(op.getY(), ab);
+    return success();
+  }
+  Value r = buildElementwise(
+      s, loc, out, elt, operands, dims,
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value v = a[0];
+        if (alpha != 1.0f)
+          v = arith::MulFOp::create(nb, l, arith::ConstantOp::create(nb, l, elt, nb.getFloatAttr(elt, alpha)), v);
+        if (a.size() > 1 && beta != 0.0f) {
+          Value c = a[1];
+          if (beta != 1.0f)
+            c = arith::MulFOp::create(nb, l, arith::ConstantOp::create(nb, l, elt, nb.getFloatAttr(elt, beta)), c);
+          v = arith::AddFOp::create(nb, l, v, c);
+        }
+        return v;
+      });
+  s.set(op.getY(), r);
+  return success();
+}
+
+} // namespace
+
+std::optional<LogicalResult> lockstep::lowerContraction(Operation *op,
+                                                        LoweringState &s) {
+  if (auto mm = dyn_cast<MatMulOp>(op))
+    return lowerMatMul(mm, s);
+  if (auto g = dyn_cast<GemmOp>(op))
+    return lowerGemm(g, s);
+  return std::nullopt;
+}

@@ -1,0 +1,133 @@
+//===- ArtifactEmitter.cpp - Compiling a model into an artifact -----------===//
+#include "lockstep/Target/ArtifactEmitter.h"
+
+#include "Artifact.h"
+#include "Checksum.h"
+#include "lockstep/Dialect/ONNX/ONNXDialect.h"
+#include "lockstep/Target/CPUCodegen.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace lockstep;
+using namespace lockstep::onnxir;
+
+namespace {
+
+std::string dtypeOf(Type t) {
+  if (t.isF32()) return "f32";
+  if (t.isF16()) return "f16";
+  if (t.isBF16()) return "bf16";
+  if (t.isF64()) return "f64";
+  if (t.isInteger(1)) return "bool";
+  if (auto it = dyn_cast<IntegerType>(t)) {
+    if (it.isUnsigned() && it.getWidth() == 8) return "u8";
+    if (!it.isUnsigned())
+      switch (it.getWidth()) {
+      case 8: return "i8";
+      case 16: return "i16";
+      case 32: return "i32";
+      case 64: return "i64";
+      }
+  }
+  return "";
+}
+
+FailureOr<rt::TensorSpec> specOf(Location loc, StringRef name, Type type) {
+  auto dims = getSymbolicDims(type);
+  std::string dtype = dtypeOf(cast<ShapedType>(type).getElementType());
+  if (!dims || dtype.empty())
+    return emitError(loc) << "'" << name << "' has an unsupported type " << type;
+  rt::TensorSpec s;
+  s.name = name.str();
+  s.dtype = dtype;
+  for (const DimExpr &d : *dims)
+    s.dims.push_back(d.str());
+  return s;
+}
+
+} // namespace
+
+LogicalResult lockstep::emitCPUArtifact(ModuleOp module, const std::string &path,
+                                        const ArtifactOptions &options) {
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  if (!func)
+    return module.emitError("no main function");
+  rt::ArtifactMeta meta;
+  meta.producer = options.producer;
+  meta.target = rt::kCpuTarget;
+  auto nameOf = [](DictionaryAttr d, unsigned i) {
+    auto n = d ? d.getAs<StringAttr>("onnx.name") : StringAttr();
+    return n ? n.str() : "#" + std::to_string(i);
+  };
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto s = specOf(func.getLoc(), nameOf(func.getArgAttrDict(i), i),
+                    func.getArgumentTypes()[i]);
+    if (failed(s))
+      return failure();
+    meta.inputs.push_back(*s);
+  }
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    auto s = specOf(func.getLoc(), nameOf(func.getResultAttrDict(i), i),
+                    func.getResultTypes()[i]);
+    if (failed(s))
+      return failure();
+    meta.outputs.push_back(*s);
+  }
+
+  // Weights, in the order the lowering turns them into arguments.
+  std::string modelFile;
+  llvm::StringMap<std::unique_ptr<llvm::MemoryBuffer>> mapped;
+  std::vector<rt::EmbeddedWeight> embedded;
+  SmallVector<WeightOp> weights;
+  func.walk([&](WeightOp w) { weights.push_back(w); });
+  for (WeightOp w : weights) {
+    auto type = cast<RankedTensorType>(w.getType());
+    rt::WeightSpec ws;
+    ws.name = w.getName().str();
+    ws.dtype = dtypeOf(type.getElementType());
+    ws.shape.assign(type.getShape().begin(), type.getShape().end());
+    ws.length = w.getLength();
+    ws.path = w.getFile().str();
+    bool inModelFile = ws.path.size() >= 5 && StringRef(ws.path).ends_with(".onnx");
+    ws.embedded = options.weights == WeightPolicy::Embed ||
+                  (options.weights == WeightPolicy::Auto && inModelFile);
+    if (ws.embedded) {
+      auto &buf = mapped[ws.path];
+      if (!buf) {
+        auto b = llvm::MemoryBuffer::getFile(ws.path, /*IsText=*/false,
+                                             /*RequiresNullTerminator=*/false);
+        if (!b)
+          return w.emitError("cannot read weights from '") << ws.path << "'";
+        buf = std::move(*b);
+      }
+      if (w.getOffset() + w.getLength() > (int64_t)buf->getBufferSize())
+        return w.emitError("weight '") << ws.name << "' lies past the end of '"
+                                       << ws.path << "'";
+      embedded.push_back({meta.weights.size(),
+                          buf->getBufferStart() + w.getOffset(),
+                          (uint64_t)w.getLength()});
+      ws.path.clear();
+    } else {
+      ws.offset = w.getOffset();
+      std::string err;
+      if (!rt::checksumFileRange(ws.path, ws.offset, ws.length, ws.checksum, err))
+        return w.emitError(err);
+    }
+    meta.weights.push_back(ws);
+  }
+
+  PassManager pm(module.getContext());
+  if (failed(buildCPUCodegenPipeline(pm)) || failed(pm.run(module)))
+    return failure();
+  std::vector<uint8_t> so;
+  std::string error;
+  if (!emitSharedObject(module, so, error))
+    return module.emitError(error);
+  if (!rt::writeArtifact(path, meta, rt::ByteView{so.data(), so.size()},
+                         embedded, error))
+    return module.emitError(error);
+  return success();
+}
