@@ -46,6 +46,15 @@ struct EmitEntryPass : public lockstep::impl::EmitEntryBase<EmitEntryPass> {
     LLVM::CallOp::create(b, loc, target, args);
     LLVM::ReturnOp::create(b, loc, ValueRange{});
 
+    // The wrapped function is glue between work functions (allocations,
+    // descriptors, calls): it is not worth optimizing, and optimizing one
+    // function of that size is what compile time would go to.
+    if (auto main = module.lookupSymbol<LLVM::LLVMFuncOp>(function)) {
+      OpBuilder ab(main);
+      main.setPassthroughAttr(ab.getArrayAttr(
+          {ab.getStringAttr("optnone"), ab.getStringAttr("noinline")}));
+    }
+
     // The importer's argument attributes (onnx.name, lockstep.weight, ...)
     // have no meaning in LLVM IR.
     module.walk([](LLVM::LLVMFuncOp f) {

@@ -35,6 +35,25 @@ struct OutlineParallelPass
       outline(p, counter++);
   }
 
+  /// Work functions already made, by their printed body: the layers of a
+  /// model repeat the same loops, and one function serves them all.
+  llvm::StringMap<func::FuncOp> existing;
+
+  /// Returns an existing function identical to `fn` (erasing `fn`), or `fn`.
+  func::FuncOp dedupe(func::FuncOp fn) {
+    std::string key;
+    llvm::raw_string_ostream os(key);
+    StringAttr name = fn.getSymNameAttr();
+    fn.setSymName("lockstep_par");
+    fn.print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
+    fn.setSymNameAttr(name);
+    auto [it, inserted] = existing.try_emplace(key, fn);
+    if (inserted)
+      return fn;
+    fn.erase();
+    return it->second;
+  }
+
   void outline(scf::ParallelOp p, unsigned id) {
     Location loc = p.getLoc();
     unsigned k = p.getNumLoops();
@@ -106,6 +125,7 @@ struct OutlineParallelPass
     }
     b.setInsertionPointToEnd(entry);
     func::ReturnOp::create(b, loc);
+    fn = dedupe(fn);
 
     // The call over all work items.
     OpBuilder cb(p);

@@ -70,3 +70,27 @@ func.func @nested(%a: memref<?x?xf32>, %n: index) {
   }
   return
 }
+
+// -----
+
+// Two identical loops (the same op in two layers) share one work function.
+// CHECK-LABEL: func.func private @lockstep_par_0
+// CHECK-NOT: func.func private @lockstep_par_1
+// CHECK-LABEL: func.func @two_layers
+// CHECK: call @lockstep_par_0(%{{.*}}, %{{.*}}, %arg0)
+// CHECK: call @lockstep_par_0(%{{.*}}, %{{.*}}, %arg1)
+func.func @two_layers(%a: memref<8xf32>, %b: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %z = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    memref.store %z, %a[%i] : memref<8xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    memref.store %z, %b[%i] : memref<8xf32>
+    scf.reduce
+  }
+  return
+}

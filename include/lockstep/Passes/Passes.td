@@ -130,6 +130,7 @@ def OutlineParallel : Pass<"lockstep-outline-parallel", "mlir::ModuleOp"> {
     last, which each item runs whole (so that its inner loop can be
     vectorized); with one parallel dim, an item is one iteration. Values the
     body uses from outside are passed as arguments; constants are cloned in.
+    Identical work functions (the same loop in every layer) are made once.
 
     lockstep-dispatch-parallel later turns each call into a dispatch to the
     runtime's thread pool. Only parallel dims are split: every output element
