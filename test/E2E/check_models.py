@@ -8,7 +8,7 @@ output. The two differ in reduction order and in libm versus onnxruntime's
 own exp/tanh/erf, both of which move fp32 results by a few ulps; 1e-4 is the
 bound the issue sets, far above that and far below any real error.
 
-usage: check_models.py MODELS_DIR WORK_DIR
+usage: check_models.py MODELS_DIR WORK_DIR [NAME ...]   (NAME: only these models)
 """
 import glob
 import os
@@ -83,6 +83,9 @@ def main():
     opt, run = shutil.which("lockstep-opt"), shutil.which("lockstep-run")
     models = sorted(glob.glob(os.path.join(models_dir, "*.onnx")) +
                     glob.glob(os.path.join(models_dir, "torch", "*.onnx")))
+    only = set(sys.argv[3:])
+    if only:
+        models = [m for m in models if os.path.splitext(os.path.basename(m))[0] in only]
     failed = 0
     for m in models:
         for line in check(m, work, opt, run):
