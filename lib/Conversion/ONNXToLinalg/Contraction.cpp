@@ -4,6 +4,9 @@
 // parallel and the contraction dim a reduction; batch broadcasting is in the
 // indexing maps. The body is a multiply and an add, kept separate: how the
 // sum is ordered and split is decided later, by the canonical reduction pass.
+// The loop dims are ordered (batch, row, k, column): each output element
+// still sums over k in increasing order, but the innermost loop runs over
+// contiguous columns, independent lanes that vectorize without reassociation.
 //
 //===----------------------------------------------------------------------===//
 #include "lockstep/Conversion/ONNXToLinalg.h"
@@ -42,9 +45,9 @@ LogicalResult lowerMatMul(MatMulOp op, LoweringState &s) {
   SmallVector<DimExpr> out = s.dims(op.getY());
   bool va = a.size() == 1, vb = bd.size() == 1;
   unsigned batch = out.size() - (va ? 0 : 1) - (vb ? 0 : 1);
-  // Loop dims: batch..., m (unless A is 1-D), n (unless B is 1-D), k.
-  unsigned m = batch, n = batch + (va ? 0 : 1), k = n + (vb ? 0 : 1);
-  unsigned loops = k + 1;
+  // Loop dims: batch..., m (unless A is 1-D), k, n (unless B is 1-D).
+  unsigned m = batch, k = batch + (va ? 0 : 1), n = k + 1;
+  unsigned loops = k + 1 + (vb ? 0 : 1);
   auto dim = [&](unsigned i) { return b.getAffineDimExpr(i); };
   auto batchExprs = [&](ArrayRef<DimExpr> ds, unsigned own) {
     SmallVector<AffineExpr> e;
@@ -67,6 +70,8 @@ LogicalResult lowerMatMul(MatMulOp op, LoweringState &s) {
   SmallVector<AffineExpr> cMap;
   for (unsigned i = 0; i < k; ++i)
     cMap.push_back(dim(i));
+  if (!vb)
+    cMap.push_back(dim(n));
   SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, aMap, b.getContext()),
                                  AffineMap::get(loops, 0, bMap, b.getContext()),
                                  AffineMap::get(loops, 0, cMap, b.getContext())};
@@ -89,17 +94,17 @@ LogicalResult lowerGemm(GemmOp op, LoweringState &s) {
   Location loc = op.getLoc();
   SmallVector<DimExpr> out = s.dims(op.getY());
   auto d = [&](unsigned i) { return b.getAffineDimExpr(i); };
-  // Loops (m, n, k).
-  SmallVector<AffineExpr> aMap = op.getTransA() ? SmallVector<AffineExpr>{d(2), d(0)}
-                                                : SmallVector<AffineExpr>{d(0), d(2)};
-  SmallVector<AffineExpr> bMap = op.getTransB() ? SmallVector<AffineExpr>{d(1), d(2)}
-                                                : SmallVector<AffineExpr>{d(2), d(1)};
+  // Loops (m, k, n).
+  SmallVector<AffineExpr> aMap = op.getTransA() ? SmallVector<AffineExpr>{d(1), d(0)}
+                                                : SmallVector<AffineExpr>{d(0), d(1)};
+  SmallVector<AffineExpr> bMap = op.getTransB() ? SmallVector<AffineExpr>{d(2), d(1)}
+                                                : SmallVector<AffineExpr>{d(1), d(2)};
   SmallVector<AffineMap> maps = {AffineMap::get(3, 0, aMap, b.getContext()),
                                  AffineMap::get(3, 0, bMap, b.getContext()),
-                                 AffineMap::get(3, 0, {d(0), d(1)}, b.getContext())};
+                                 AffineMap::get(3, 0, {d(0), d(2)}, b.getContext())};
   SmallVector<utils::IteratorType> iters = {utils::IteratorType::parallel,
-                                            utils::IteratorType::parallel,
-                                            utils::IteratorType::reduction};
+                                            utils::IteratorType::reduction,
+                                            utils::IteratorType::parallel};
   Type elt = s.plainType(op.getY()).getElementType();
   if (!isa<FloatType>(elt))
     return op.emitError("Gemm on ") << elt << " is not supported";
