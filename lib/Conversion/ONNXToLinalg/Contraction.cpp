@@ -31,11 +31,22 @@ Value mulAdd(OpBuilder &b, Location loc, Value a, Value x, Value acc) {
   return arith::AddIOp::create(b, loc, acc, arith::MulIOp::create(b, loc, a, x));
 }
 
-/// A zero-filled accumulator of the given dims.
-Value zeroInit(LoweringState &s, Location loc, ArrayRef<DimExpr> dims, Type elt) {
+/// The contraction generic: out[...] += a[...] * b[...] over `maps` and
+/// `iters`, from a zero-filled accumulator of dims `out`.
+Value contract(LoweringState &s, Location loc, Value a, Value bv,
+               ArrayRef<DimExpr> out, Type elt, ArrayRef<AffineMap> maps,
+               ArrayRef<utils::IteratorType> iters) {
   OpBuilder &b = s.builder();
-  Value empty = s.empty(loc, dims, elt);
-  return linalg::FillOp::create(b, loc, zeroOf(b, loc, elt), empty).getResult(0);
+  Value init = linalg::FillOp::create(b, loc, zeroOf(b, loc, elt),
+                                      s.empty(loc, out, elt))
+                   .getResult(0);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{a, bv}, ValueRange{init}, maps,
+             iters,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l, mulAdd(nb, l, args[0], args[1], args[2]));
+             })
+      .getResult(0);
 }
 
 LogicalResult lowerMatMul(MatMulOp op, LoweringState &s) {
@@ -78,14 +89,8 @@ LogicalResult lowerMatMul(MatMulOp op, LoweringState &s) {
   SmallVector<utils::IteratorType> iters(loops, utils::IteratorType::parallel);
   iters[k] = utils::IteratorType::reduction;
   Type elt = s.plainType(op.getY()).getElementType();
-  Value init = zeroInit(s, loc, out, elt);
-  auto g = linalg::GenericOp::create(
-      b, loc, init.getType(), ValueRange{s.get(op.getA()), s.get(op.getB())},
-      ValueRange{init}, maps, iters,
-      [&](OpBuilder &nb, Location l, ValueRange args) {
-        linalg::YieldOp::create(nb, l, mulAdd(nb, l, args[0], args[1], args[2]));
-      });
-  s.set(op.getY(), g.getResult(0));
+  s.set(op.getY(), contract(s, loc, s.get(op.getA()), s.get(op.getB()), out,
+                            elt, maps, iters));
   return success();
 }
 
@@ -108,14 +113,8 @@ LogicalResult lowerGemm(GemmOp op, LoweringState &s) {
   Type elt = s.plainType(op.getY()).getElementType();
   if (!isa<FloatType>(elt))
     return op.emitError("Gemm on ") << elt << " is not supported";
-  Value init = zeroInit(s, loc, out, elt);
-  Value ab = linalg::GenericOp::create(
-                 b, loc, init.getType(), ValueRange{s.get(op.getA()), s.get(op.getB())},
-                 ValueRange{init}, maps, iters,
-                 [&](OpBuilder &nb, Location l, ValueRange args) {
-                   linalg::YieldOp::create(nb, l, mulAdd(nb, l, args[0], args[1], args[2]));
-                 })
-                 .getResult(0);
+  Value ab = contract(s, loc, s.get(op.getA()), s.get(op.getB()), out, elt,
+                      maps, iters);
   float alpha = op.getAlpha().convertToFloat(), beta = op.getBeta().convertToFloat();
   SmallVector<Value> operands = {ab};
   SmallVector<SmallVector<DimExpr>> dims = {out};
