@@ -11,12 +11,12 @@ usage: bench/compile_large.py [--keep DIR]
 import argparse
 import importlib.util
 import os
-import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from measure import measure  # noqa: E402
 ROOT = os.path.dirname(HERE)
 OPT = os.path.join(ROOT, "build", "bin", "lockstep-opt")
 
@@ -26,15 +26,6 @@ def load_generator():
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
     return gen
-
-
-def measure(cmd):
-    t = time.perf_counter()
-    r = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, capture_output=True, text=True)
-    wall = time.perf_counter() - t
-    if r.returncode != 0:
-        sys.exit(f"failed: {' '.join(cmd)}\n{r.stderr}")
-    return wall, int(r.stderr.strip().splitlines()[-1]) / 1024
 
 
 def main():
@@ -60,7 +51,7 @@ def main():
     print(f"{'':40s} {'wall s':>7s} {'peak MiB':>9s} {'peak - weights':>15s}")
     for label, src, extra in (("weights embedded", path, []),
                               ("weights referenced", ext, [])):
-        wall, peak = measure([OPT, src, "-o", os.path.join(d, "out.lsa")] + extra)
+        wall, peak, _ = measure([OPT, src, "-o", os.path.join(d, "out.lsa")] + extra)
         print(f"lockstep-opt -o .lsa ({label}){'':{max(0, 19 - len(label))}s} "
               f"{wall:7.2f} {peak:9.0f} {peak - weight_mib:15.0f}")
 

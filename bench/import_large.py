@@ -8,16 +8,16 @@ usage: bench/import_large.py [--params N] [--keep DIR]
 """
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from measure import measure  # noqa: E402
 OPT = os.path.join(HERE, "..", "build", "bin", "lockstep-opt")
 
 
@@ -42,17 +42,6 @@ def make_model(params, hidden=1024):
         inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     return model, layers * 2 * hidden * 4 * hidden
-
-
-def measure(cmd):
-    """Wall seconds and peak RSS (MiB) of a command, by /usr/bin/time."""
-    t = time.perf_counter()
-    out = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, capture_output=True, text=True)
-    wall = time.perf_counter() - t
-    if out.returncode != 0:
-        sys.exit(f"failed: {' '.join(cmd)}\n{out.stderr}")
-    peak_kib = int(out.stderr.strip().splitlines()[-1])
-    return wall, peak_kib / 1024, out.stdout
 
 
 def main():
