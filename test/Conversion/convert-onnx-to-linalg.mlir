@@ -18,11 +18,12 @@ func.func @add_bias(%x: tensor<?x64xf32, #onnx.dims<[n, 64]>>, %b: tensor<64xf32
 
 // -----
 
-// MatMul is a generic with the contraction dim as a reduction, accumulating
-// into a zero fill with a separate multiply and add.
+// MatMul is a generic with the contraction dim as a reduction before the
+// column dim (each sum still runs over k in order; columns vectorize),
+// accumulating into a zero fill with a separate multiply and add.
 // CHECK-LABEL: func.func @matmul
 // CHECK: linalg.fill
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]
 // CHECK: arith.mulf
 // CHECK-NEXT: arith.addf
 // CHECK-NOT: math.fma
@@ -118,9 +119,294 @@ func.func @weights(%x: tensor<?x512xf32, #onnx.dims<[n, 512]>>) -> tensor<?x64xf
 
 // -----
 
-// An op without a lowering yet is an error at the op, not a crash.
-func.func @cumsum(%x: tensor<8xf32>, %a: tensor<i64>) -> tensor<8xf32> {
-  // expected-error @+1 {{lowering of 'onnx.CumSum' is not supported yet}}
-  %y = "onnx.CumSum"(%x, %a) : (tensor<8xf32>, tensor<i64>) -> tensor<8xf32>
-  return %y : tensor<8xf32>
+// An op that cannot be lowered is an error at the op, not a crash: ScatterND
+// unrolls its index tuples, so their number must be static.
+func.func @scatternd_dynamic(%d: tensor<4x8xf32>, %i: tensor<?x1xi64, #onnx.dims<[n, 1]>>, %u: tensor<?x8xf32, #onnx.dims<[n, 8]>>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{ScatterND needs a static number of index tuples}}
+  %y = "onnx.ScatterND"(%d, %i, %u) : (tensor<4x8xf32>, tensor<?x1xi64, #onnx.dims<[n, 1]>>, tensor<?x8xf32, #onnx.dims<[n, 8]>>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// arith takes signless integers only: a uint8 operand is cast to i8 in the
+// body, divided with the unsigned division, and the result cast back.
+// CHECK-LABEL: func.func @div_u8
+// CHECK: ^bb0(%[[A:.*]]: ui8, %[[B:.*]]: ui8, %{{.*}}: ui8):
+// CHECK: %[[SA:.*]] = builtin.unrealized_conversion_cast %[[A]] : ui8 to i8
+// CHECK: %[[SB:.*]] = builtin.unrealized_conversion_cast %[[B]] : ui8 to i8
+// CHECK: %[[Q:.*]] = arith.divui %[[SA]], %[[SB]] : i8
+// CHECK: %[[R:.*]] = builtin.unrealized_conversion_cast %[[Q]] : i8 to ui8
+// CHECK: linalg.yield %[[R]] : ui8
+func.func @div_u8(%a: tensor<6xui8>, %b: tensor<6xui8>) -> tensor<6xui8> {
+  %y = "onnx.Div"(%a, %b) : (tensor<6xui8>, tensor<6xui8>) -> tensor<6xui8>
+  return %y : tensor<6xui8>
+}
+
+// -----
+
+// Comparisons of unsigned integers use the unsigned predicates.
+// CHECK-LABEL: func.func @less_u8
+// CHECK: arith.cmpi ult, %{{.*}}, %{{.*}} : i8
+// CHECK-NEXT: linalg.yield %{{.*}} : i1
+func.func @less_u8(%a: tensor<6xui8>, %b: tensor<6xui8>) -> tensor<6xi1> {
+  %y = "onnx.Less"(%a, %b) : (tensor<6xui8>, tensor<6xui8>) -> tensor<6xi1>
+  return %y : tensor<6xi1>
+}
+
+// -----
+
+// Integer Pow is exponentiation by squaring, unrolled over the exponent's
+// bits (no libm, no loop); a negative exponent gives 1/x truncated.
+// CHECK-LABEL: func.func @pow_i32
+// CHECK: ^bb0(%[[X:.*]]: i32, %[[E:.*]]: i32, %{{.*}}: i32):
+// CHECK: arith.andi %[[E]], %c1_i32
+// CHECK: arith.muli %c1_i32, %[[X]]
+// CHECK: arith.muli %[[X]], %[[X]]
+// CHECK: arith.shrui %[[E]], %c1_i32
+// CHECK-NOT: math.
+// CHECK: arith.cmpi slt, %[[E]], %c0_i32
+// CHECK: linalg.yield
+func.func @pow_i32(%a: tensor<3xi32>, %b: tensor<3xi32>) -> tensor<3xi32> {
+  %y = "onnx.Pow"(%a, %b) : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+  return %y : tensor<3xi32>
+}
+
+// -----
+
+// An integer exponent of a float base is converted to the base's type.
+// CHECK-LABEL: func.func @pow_f32_i64
+// CHECK: %[[E:.*]] = arith.sitofp %{{.*}} : i64 to f32
+// CHECK: math.powf %{{.*}}, %[[E]] : f32
+func.func @pow_f32_i64(%a: tensor<3xf32>, %b: tensor<3xi64>) -> tensor<3xf32> {
+  %y = "onnx.Pow"(%a, %b) : (tensor<3xf32>, tensor<3xi64>) -> tensor<3xf32>
+  return %y : tensor<3xf32>
+}
+
+// -----
+
+// An integer base with a float exponent is computed in f64, as numpy does,
+// and truncated back.
+// CHECK-LABEL: func.func @pow_i64_f32
+// CHECK: %[[X:.*]] = arith.sitofp %{{.*}} : i64 to f64
+// CHECK: %[[E:.*]] = arith.extf %{{.*}} : f32 to f64
+// CHECK: %[[P:.*]] = math.powf %[[X]], %[[E]] : f64
+// CHECK: arith.fptosi %[[P]] : f64 to i64
+func.func @pow_i64_f32(%a: tensor<3xi64>, %b: tensor<3xf32>) -> tensor<3xi64> {
+  %y = "onnx.Pow"(%a, %b) : (tensor<3xi64>, tensor<3xf32>) -> tensor<3xi64>
+  return %y : tensor<3xi64>
+}
+
+// -----
+
+// f32 to bf16 rounds to nearest even in integer arithmetic (no truncf, which
+// LLVM would turn into a call to compiler-rt); NaN becomes 0x7FC0.
+// CHECK-LABEL: func.func @cast_bf16
+// CHECK: %[[BITS:.*]] = arith.bitcast %{{.*}} : f32 to i32
+// CHECK: %[[HI:.*]] = arith.shrui %[[BITS]], %c16_i32
+// CHECK: %[[LSB:.*]] = arith.andi %[[HI]], %c1_i32
+// CHECK: %[[BIAS:.*]] = arith.addi %[[LSB]], %c32767_i32
+// CHECK: %[[SUM:.*]] = arith.addi %[[BITS]], %[[BIAS]]
+// CHECK: %[[R:.*]] = arith.shrui %[[SUM]], %c16_i32
+// CHECK: %[[NAN:.*]] = arith.cmpf uno
+// CHECK: %[[SEL:.*]] = arith.select %[[NAN]], %c32704_i32, %[[R]]
+// CHECK: %[[T:.*]] = arith.trunci %[[SEL]] : i32 to i16
+// CHECK: arith.bitcast %[[T]] : i16 to bf16
+// CHECK-NOT: arith.truncf
+func.func @cast_bf16(%a: tensor<4xf32>) -> tensor<4xbf16> {
+  %y = "onnx.Cast"(%a) {to = 16 : i64} : (tensor<4xf32>) -> tensor<4xbf16>
+  return %y : tensor<4xbf16>
+}
+
+// -----
+
+// CumSum is a sum over the whole axis (a reduction dim k) from index 0, of
+// the elements in the prefix of the output's index (k < i when exclusive) and
+// of zeros elsewhere.
+// CHECK: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK: #[[OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @cumsum
+// CHECK: %[[INIT:.*]] = linalg.fill ins(%cst{{.*}} : f32)
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0 : tensor<2x?xf32>) outs(%[[INIT]] : tensor<2x?xf32>)
+// CHECK: ^bb0(%[[X:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK: %[[I:.*]] = linalg.index 1
+// CHECK: %[[K:.*]] = linalg.index 2
+// CHECK: %[[IN_PREFIX:.*]] = arith.cmpi ult, %[[K]], %[[I]]
+// CHECK: %[[M:.*]] = arith.select %[[IN_PREFIX]], %[[X]], %{{.*}}
+// CHECK: arith.addf %[[ACC]], %[[M]]
+func.func @cumsum(%x: tensor<2x?xf32, #onnx.dims<[2, n]>>) -> tensor<2x?xf32, #onnx.dims<[2, n]>> {
+  %a = "onnx.Constant"() {value = dense<1> : tensor<i64>} : () -> tensor<i64>
+  %y = "onnx.CumSum"(%x, %a) {exclusive = 1 : i64} : (tensor<2x?xf32, #onnx.dims<[2, n]>>, tensor<i64>) -> tensor<2x?xf32, #onnx.dims<[2, n]>>
+  return %y : tensor<2x?xf32, #onnx.dims<[2, n]>>
+}
+
+// -----
+
+// An axis known only at run time: the running sums along each axis (here
+// reversed, k >= i), and an elementwise pick by the axis, wrapped if negative.
+// CHECK-LABEL: func.func @cumsum_axis_input
+// CHECK: %[[A:.*]] = tensor.extract %arg1[] : tensor<i32>
+// CHECK: %[[AX:.*]] = arith.select %{{.*}}, %{{.*}}, %[[A]] : i32
+// CHECK: %[[S0:.*]] = linalg.generic {{.*}}"reduction"
+// CHECK: arith.cmpi uge
+// CHECK: %[[S1:.*]] = linalg.generic {{.*}}"reduction"
+// CHECK: arith.cmpi uge
+// CHECK: linalg.generic {{.*}} ins(%[[S0]], %[[S1]] :
+// CHECK: ^bb0(%[[V0:.*]]: i64, %[[V1:.*]]: i64, %{{.*}}: i64):
+// CHECK: %[[IS0:.*]] = arith.cmpi eq, %[[AX]], %c0_i32
+// CHECK: arith.select %[[IS0]], %[[V0]], %[[V1]]
+func.func @cumsum_axis_input(%x: tensor<2x3xi64>, %a: tensor<i32>) -> tensor<2x3xi64> {
+  %y = "onnx.CumSum"(%x, %a) {reverse = 1 : i64} : (tensor<2x3xi64>, tensor<i32>) -> tensor<2x3xi64>
+  return %y : tensor<2x3xi64>
+}
+
+// -----
+
+// Trilu's k, when an input, is read from its tensor.
+// CHECK-LABEL: func.func @trilu_k_input
+// CHECK: %[[KV:.*]] = tensor.extract %arg1[] : tensor<i64>
+// CHECK: %[[K:.*]] = arith.index_cast %[[KV]] : i64 to index
+// CHECK: linalg.generic
+// CHECK: %[[D:.*]] = arith.subi
+// CHECK: arith.cmpi sle, %[[D]], %[[K]] : index
+func.func @trilu_k_input(%x: tensor<4x5xf32>, %k: tensor<i64>) -> tensor<4x5xf32> {
+  %y = "onnx.Trilu"(%x, %k) {upper = 0 : i64} : (tensor<4x5xf32>, tensor<i64>) -> tensor<4x5xf32>
+  return %y : tensor<4x5xf32>
+}
+
+// -----
+
+// A Slice that steps down reads element i of an axis at start + i * step:
+// here rows from n - 1 down to 0, and columns 6, 4, 2.
+// CHECK-LABEL: func.func @slice_reverse
+// CHECK: %[[N:.*]] = tensor.dim %arg0, %c0
+// CHECK: %[[LAST:.*]] = arith.addi %c-1, %[[N]] : index
+// CHECK: linalg.generic
+// CHECK: %[[I:.*]] = linalg.index 0
+// CHECK: %[[IS:.*]] = arith.muli %[[I]], %c-1{{.*}}
+// CHECK: %[[ROW:.*]] = arith.addi %[[LAST]], %[[IS]]
+// CHECK: %[[J:.*]] = linalg.index 1
+// CHECK: %[[JS:.*]] = arith.muli %[[J]], %c-2
+// CHECK: %[[COL:.*]] = arith.addi %c6, %[[JS]]
+// CHECK: tensor.extract %arg0[%[[ROW]], %[[COL]]]
+func.func @slice_reverse(%x: tensor<?x8xf32, #onnx.dims<[n, 8]>>) -> tensor<?x3xf32, #onnx.dims<[n, 3]>> {
+  %s = "onnx.Constant"() {value = dense<[-1, 6]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %e = "onnx.Constant"() {value = dense<[-9223372036854775807, 0]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %a = "onnx.Constant"() {value = dense<[0, 1]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %p = "onnx.Constant"() {value = dense<[-1, -2]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %y = "onnx.Slice"(%x, %s, %e, %a, %p) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>} : (tensor<?x8xf32, #onnx.dims<[n, 8]>>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>) -> tensor<?x3xf32, #onnx.dims<[n, 3]>>
+  return %y : tensor<?x3xf32, #onnx.dims<[n, 3]>>
+}
+
+// -----
+
+// GatherND reads the index tuple of each output element from the indices
+// (after batch_dims leading dims, which index data directly), wrapping
+// negative indices by the dim they index.
+// CHECK-LABEL: func.func @gathernd
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<2x4xf32>)
+// CHECK: %[[B:.*]] = linalg.index 0
+// CHECK: %[[IV:.*]] = tensor.extract %arg1[%[[B]], %c0{{.*}}] : tensor<2x1xi64>
+// CHECK: %[[I:.*]] = arith.index_cast %[[IV]]
+// CHECK: %[[W:.*]] = arith.addi %[[I]], %c3
+// CHECK: %[[IDX:.*]] = arith.select %{{.*}}, %[[W]], %[[I]]
+// CHECK: %[[J:.*]] = linalg.index 1
+// CHECK: tensor.extract %arg0[%[[B]], %[[IDX]], %[[J]]] : tensor<2x3x4xf32>
+func.func @gathernd(%d: tensor<2x3x4xf32>, %i: tensor<2x1xi64>) -> tensor<2x4xf32> {
+  %y = "onnx.GatherND"(%d, %i) {batch_dims = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x1xi64>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
+// ScatterND updates a copy of data one index tuple at a time, in order (so
+// that repeated indices accumulate): each slice of data is combined with its
+// slice of updates and inserted back.
+// CHECK-LABEL: func.func @scatternd_add
+// CHECK: %[[COPY:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<4x8xf32>)
+// CHECK: %[[R0:.*]] = arith.select
+// CHECK: %[[U0:.*]] = tensor.extract_slice %arg2[0, 0] [1, 8] [1, 1] : tensor<2x8xf32> to tensor<8xf32>
+// CHECK: %[[D0:.*]] = tensor.extract_slice %[[COPY]][%[[R0]], 0] [1, 8] [1, 1] : tensor<4x8xf32> to tensor<8xf32>
+// CHECK: %[[S0:.*]] = linalg.generic {{.*}} ins(%[[D0]], %[[U0]] :
+// CHECK: arith.addf
+// CHECK: %[[A0:.*]] = tensor.insert_slice %[[S0]] into %[[COPY]][%[[R0]], 0] [1, 8] [1, 1]
+// CHECK: tensor.extract %arg1[%c1
+// CHECK: tensor.extract_slice %arg2[1, 0] [1, 8] [1, 1]
+// CHECK: tensor.extract_slice %[[A0]]
+// CHECK: %[[A1:.*]] = tensor.insert_slice %{{.*}} into %[[A0]]
+// CHECK: return %[[A1]]
+func.func @scatternd_add(%d: tensor<4x8xf32>, %i: tensor<2x1xi64>, %u: tensor<2x8xf32>) -> tensor<4x8xf32> {
+  %y = "onnx.ScatterND"(%d, %i, %u) {reduction = "add"} : (tensor<4x8xf32>, tensor<2x1xi64>, tensor<2x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// On bool, ReduceMax is an or from false and ReduceMin an and from true.
+// CHECK-LABEL: func.func @reduce_bool
+// CHECK: linalg.fill ins(%false : i1)
+// CHECK: arith.ori
+// CHECK: linalg.fill ins(%true : i1)
+// CHECK: arith.andi
+func.func @reduce_bool(%x: tensor<3x4xi1>) -> (tensor<3xi1>, tensor<3xi1>) {
+  %a = "onnx.Constant"() {value = dense<1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %mx = "onnx.ReduceMax"(%x, %a) {keepdims = 0 : i64} : (tensor<3x4xi1>, tensor<1xi64>) -> tensor<3xi1>
+  %mn = "onnx.ReduceMin"(%x, %a) {keepdims = 0 : i64} : (tensor<3x4xi1>, tensor<1xi64>) -> tensor<3xi1>
+  return %mx, %mn : tensor<3xi1>, tensor<3xi1>
+}
+
+// -----
+
+// LayerNormalization of f16 computes as its ONNX function body does: x is
+// widened to the stash type f32, the statistics (also outputs) are f32, the
+// normalized x is narrowed back before the f16 scale and bias.
+// CHECK-LABEL: func.func @layernorm_f16
+// CHECK: %[[X32:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<?x8xf16>)
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: linalg.generic {{.*}}"reduction"{{.*}} ins(%[[X32]] : tensor<?x8xf32>)
+// CHECK: math.sqrt %{{.*}} : f32
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<?x8xf16>)
+// CHECK: %[[N:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[N16:.*]] = arith.truncf %[[N]] : f32 to f16
+// CHECK: %[[S:.*]] = arith.mulf %[[N16]], %{{.*}} : f16
+// CHECK: arith.addf %[[S]], %{{.*}} : f16
+// CHECK: return %{{.*}}, %{{.*}}, %{{.*}} : tensor<?x8xf16>, tensor<?x1xf32>, tensor<?x1xf32>
+func.func @layernorm_f16(%x: tensor<?x8xf16, #onnx.dims<[n, 8]>>, %g: tensor<8xf16>, %b: tensor<8xf16>)
+    -> (tensor<?x8xf16, #onnx.dims<[n, 8]>>, tensor<?x1xf32, #onnx.dims<[n, 1]>>, tensor<?x1xf32, #onnx.dims<[n, 1]>>) {
+  %y, %m, %r = "onnx.LayerNormalization"(%x, %g, %b) {axis = -1 : i64, epsilon = 1.0e-05 : f32} : (tensor<?x8xf16, #onnx.dims<[n, 8]>>, tensor<8xf16>, tensor<8xf16>) -> (tensor<?x8xf16, #onnx.dims<[n, 8]>>, tensor<?x1xf32, #onnx.dims<[n, 1]>>, tensor<?x1xf32, #onnx.dims<[n, 1]>>)
+  return %y, %m, %r : tensor<?x8xf16, #onnx.dims<[n, 8]>>, tensor<?x1xf32, #onnx.dims<[n, 1]>>, tensor<?x1xf32, #onnx.dims<[n, 1]>>
+}
+
+// -----
+
+// An axes input of size 0 is empty, even when its values are unknown: every
+// axis is reduced.
+// CHECK-LABEL: func.func @reduce_empty_axes_input
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]{{.*}} ins(%arg0 : tensor<3x4xf32>)
+func.func @reduce_empty_axes_input(%x: tensor<3x4xf32>, %axes: tensor<0xi64>) -> tensor<1x1xf32> {
+  %y = "onnx.ReduceSum"(%x, %axes) : (tensor<3x4xf32>, tensor<0xi64>) -> tensor<1x1xf32>
+  return %y : tensor<1x1xf32>
+}
+
+// -----
+
+// An empty result of Slice or Split is a tensor.empty, and Concat skips an
+// empty input: a slice may not start at the end of a dim, even when empty.
+// CHECK-LABEL: func.func @empty_slices
+// CHECK-NOT: tensor.extract_slice
+// CHECK: %[[S:.*]] = tensor.empty() : tensor<0x4xf32>
+// CHECK: %[[P:.*]] = tensor.extract_slice %arg0[0, 0] [10, 4] [1, 1]
+// CHECK: %[[Z:.*]] = tensor.empty() : tensor<0x4xf32>
+// CHECK: %[[C:.*]] = tensor.empty() : tensor<10x4xf32>
+// CHECK: %[[I:.*]] = tensor.insert_slice %[[P]] into %[[C]][0, 0] [10, 4] [1, 1]
+// CHECK-NOT: tensor.insert_slice
+// CHECK: return %[[S]], %[[Z]], %[[I]]
+func.func @empty_slices(%x: tensor<10x4xf32>) -> (tensor<0x4xf32>, tensor<0x4xf32>, tensor<10x4xf32>) {
+  %s = "onnx.Constant"() {value = dense<10> : tensor<1xi64>} : () -> tensor<1xi64>
+  %e = "onnx.Constant"() {value = dense<12> : tensor<1xi64>} : () -> tensor<1xi64>
+  %y = "onnx.Slice"(%x, %s, %e) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>} : (tensor<10x4xf32>, tensor<1xi64>, tensor<1xi64>) -> tensor<0x4xf32>
+  %sizes = "onnx.Constant"() {value = dense<[10, 0]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %p, %z = "onnx.Split"(%x, %sizes) {axis = 0 : i64} : (tensor<10x4xf32>, tensor<2xi64>) -> (tensor<10x4xf32>, tensor<0x4xf32>)
+  %c = "onnx.Concat"(%p, %z) {axis = 0 : i64} : (tensor<10x4xf32>, tensor<0x4xf32>) -> tensor<10x4xf32>
+  return %y, %z, %c : tensor<0x4xf32>, tensor<0x4xf32>, tensor<10x4xf32>
 }

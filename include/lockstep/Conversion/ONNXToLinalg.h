@@ -90,6 +90,12 @@ mlir::Value buildElementwise(
                                    mlir::ValueRange)>
         body);
 
+/// Converts a scalar to element type `to` with ONNX Cast semantics (any
+/// integer, unsigned, bool or float types; f32 to bf16 rounds to nearest
+/// even without a runtime call).
+mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                       mlir::Type to);
+
 } // namespace lockstep
 
 #endif

@@ -4,6 +4,11 @@
 // with numpy broadcasting expressed in the indexing maps (a broadcast dim reads
 // index 0). Each scalar operation is spelled out here; no fast-math flags.
 //
+// arith works on signless integers only, so in a body an unsigned element
+// (ONNX uint8) is cast to the signless type of its width, computed on with the
+// unsigned forms of the ops (divui, maxui, cmpi ult, uitofp, ...), and cast
+// back; the casts cancel when the body reaches LLVM.
+//
 //===----------------------------------------------------------------------===//
 #include "lockstep/Conversion/ONNXToLinalg.h"
 
@@ -24,34 +29,87 @@ Value floatCst(OpBuilder &b, Location loc, Type t, double v) {
   return arith::ConstantOp::create(b, loc, t, b.getFloatAttr(t, v));
 }
 
-/// Converts a scalar between element types with ONNX Cast semantics.
-Value castScalar(OpBuilder &b, Location loc, Value v, Type to) {
+bool isUnsignedInt(Type t) {
+  auto it = dyn_cast<IntegerType>(t);
+  return it && it.isUnsigned();
+}
+
+/// The signless integer type of `t`'s width for an unsigned `t`, else `t`.
+Type signlessOf(Type t) {
+  if (isUnsignedInt(t))
+    return IntegerType::get(t.getContext(), t.getIntOrFloatBitWidth());
+  return t;
+}
+
+/// Casts a scalar between an unsigned type and its signless twin (a no-op
+/// when the types agree); the cast disappears when lowered to LLVM.
+Value retype(OpBuilder &b, Location loc, Value v, Type to) {
+  if (v.getType() == to)
+    return v;
+  return UnrealizedConversionCastOp::create(b, loc, to, v).getResult(0);
+}
+
+Value intCst(OpBuilder &b, Location loc, Type t, int64_t v) {
+  return arith::ConstantOp::create(b, loc, t, b.getIntegerAttr(t, v));
+}
+
+/// f32 to bf16 with round to nearest even, in integer arithmetic (what
+/// onnx.helper.float32_to_bfloat16 does): LLVM would otherwise call
+/// compiler-rt's __truncsfbf2, which the artifact's code cannot reach.
+/// NaN becomes the quiet NaN 0x7FC0.
+Value truncToBF16(OpBuilder &b, Location loc, Value f32) {
+  Type i32 = b.getI32Type(), i16 = b.getI16Type();
+  Value bits = arith::BitcastOp::create(b, loc, i32, f32);
+  Value c16 = intCst(b, loc, i32, 16);
+  Value lsb = arith::AndIOp::create(b, loc, arith::ShRUIOp::create(b, loc, bits, c16),
+                                    intCst(b, loc, i32, 1));
+  Value bias = arith::AddIOp::create(b, loc, lsb, intCst(b, loc, i32, 0x7FFF));
+  Value rounded = arith::ShRUIOp::create(b, loc, arith::AddIOp::create(b, loc, bits, bias), c16);
+  Value nan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, f32, f32);
+  rounded = arith::SelectOp::create(b, loc, nan, intCst(b, loc, i32, 0x7FC0), rounded);
+  return arith::BitcastOp::create(b, loc, b.getBF16Type(),
+                                  arith::TruncIOp::create(b, loc, i16, rounded));
+}
+
+/// Converts a scalar between element types with ONNX Cast semantics. `v` is
+/// signless; `fromUnsigned` says how to read it; the result is signless.
+Value castSignless(OpBuilder &b, Location loc, Value v, bool fromUnsigned,
+                   Type to, bool toUnsigned) {
   Type from = v.getType();
   if (from == to)
     return v;
   auto fromF = dyn_cast<FloatType>(from), toF = dyn_cast<FloatType>(to);
   auto fromI = dyn_cast<IntegerType>(from), toI = dyn_cast<IntegerType>(to);
+  if (toF && toF.isBF16() && !(fromF && fromF.isBF16())) {
+    // Through f32: exact from f16; from f64 and from wide integers it rounds
+    // twice.
+    Value f = castSignless(b, loc, v, fromUnsigned, b.getF32Type(), false);
+    return truncToBF16(b, loc, f);
+  }
+  if (fromF && toF && fromF.getWidth() == toF.getWidth()) // bf16 to f16
+    return arith::TruncFOp::create(
+        b, loc, to, arith::ExtFOp::create(b, loc, b.getF32Type(), v));
   if (fromF && toF)
     return fromF.getWidth() < toF.getWidth()
                ? arith::ExtFOp::create(b, loc, to, v).getResult()
                : arith::TruncFOp::create(b, loc, to, v).getResult();
   if (fromI && toF)
-    return fromI.getWidth() == 1 || fromI.isUnsigned()
+    return fromI.getWidth() == 1 || fromUnsigned
                ? arith::UIToFPOp::create(b, loc, to, v).getResult()
                : arith::SIToFPOp::create(b, loc, to, v).getResult();
   if (fromF && toI) {
     if (toI.getWidth() == 1)
       return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, v,
                                    floatCst(b, loc, from, 0.0));
-    return arith::FPToSIOp::create(b, loc, to, v);
+    return toUnsigned ? arith::FPToUIOp::create(b, loc, to, v).getResult()
+                      : arith::FPToSIOp::create(b, loc, to, v).getResult();
   }
   if (fromI && toI) {
     if (toI.getWidth() == 1)
-      return arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ne, v,
-          arith::ConstantOp::create(b, loc, from, b.getIntegerAttr(from, 0)));
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v,
+                                   intCst(b, loc, from, 0));
     if (fromI.getWidth() < toI.getWidth())
-      return fromI.getWidth() == 1 || fromI.isUnsigned()
+      return fromI.getWidth() == 1 || fromUnsigned
                  ? arith::ExtUIOp::create(b, loc, to, v).getResult()
                  : arith::ExtSIOp::create(b, loc, to, v).getResult();
     return arith::TruncIOp::create(b, loc, to, v);
@@ -59,9 +117,81 @@ Value castScalar(OpBuilder &b, Location loc, Value v, Type to) {
   return {};
 }
 
-/// The scalar function of a unary op, or null when unsupported for `t`.
+} // namespace
+
+Value lockstep::castScalar(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  Value r = castSignless(b, loc, retype(b, loc, v, signlessOf(from)),
+                         isUnsignedInt(from), signlessOf(to), isUnsignedInt(to));
+  return retype(b, loc, r, to);
+}
+
+namespace {
+
+/// base^exp for integers of one type, by squaring, unrolled over the
+/// exponent's bits (branch-free, no loop), with a negative exponent meaning
+/// the truncated 1/base^-exp: 1 for base 1, +-1 for base -1, else 0.
+Value intPow(OpBuilder &b, Location loc, Value base, Value exp, bool isUnsigned) {
+  Type t = base.getType();
+  unsigned w = t.getIntOrFloatBitWidth();
+  Value zero = intCst(b, loc, t, 0), one = intCst(b, loc, t, 1);
+  Value r = one, x = base, e = exp;
+  for (unsigned i = 0; i < w; ++i) {
+    Value odd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                      arith::AndIOp::create(b, loc, e, one), zero);
+    r = arith::SelectOp::create(b, loc, odd, arith::MulIOp::create(b, loc, r, x), r);
+    if (i + 1 == w)
+      break;
+    x = arith::MulIOp::create(b, loc, x, x);
+    e = arith::ShRUIOp::create(b, loc, e, one);
+  }
+  if (isUnsigned)
+    return r;
+  Value negExp = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, exp, zero);
+  Value minusOne = intCst(b, loc, t, -1);
+  Value isOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, base, one);
+  Value isMinusOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, base, minusOne);
+  Value oddExp = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne, arith::AndIOp::create(b, loc, exp, one), zero);
+  Value negResult = arith::SelectOp::create(
+      b, loc, isOne, one,
+      arith::SelectOp::create(
+          b, loc, isMinusOne,
+          arith::SelectOp::create(b, loc, oddExp, minusOne, one), zero));
+  return arith::SelectOp::create(b, loc, negExp, negResult, r);
+}
+
+/// Pow over any pair of element types (ONNX allows the exponent's type to
+/// differ from the base's): floats with powf in the base's type, integers by
+/// squaring, an integer base with a float exponent through f64 (as numpy
+/// computes it) truncated back to the base's type.
+Value powScalar(OpBuilder &b, Location loc, Value base, Value exp, bool baseUnsigned,
+                bool expUnsigned) {
+  Type bt = base.getType(), et = exp.getType();
+  if (isa<FloatType>(bt)) {
+    if (bt != et)
+      exp = castSignless(b, loc, exp, expUnsigned, bt, false);
+    return math::PowFOp::create(b, loc, base, exp);
+  }
+  if (isa<FloatType>(et)) {
+    Type f64 = b.getF64Type();
+    Value x = castSignless(b, loc, base, baseUnsigned, f64, false);
+    Value y = castSignless(b, loc, exp, false, f64, false);
+    Value p = math::PowFOp::create(b, loc, x, y);
+    return castSignless(b, loc, p, false, bt, baseUnsigned);
+  }
+  if (bt != et)
+    exp = castSignless(b, loc, exp, expUnsigned, bt, baseUnsigned);
+  return intPow(b, loc, base, exp, baseUnsigned);
+}
+
+/// The scalar function of a unary op, or null when unsupported for `t` (the
+/// op's element type; the function gets and returns signless scalars).
 ScalarFn unaryFn(Operation *op, Type t) {
-  bool isF = isa<FloatType>(t);
+  bool isF = isa<FloatType>(t), isU = isUnsignedInt(t);
+  auto same = [](OpBuilder &, Location, ValueRange a) -> Value { return a[0]; };
   auto un = [](auto build) -> ScalarFn {
     return [build](OpBuilder &b, Location l, ValueRange a) { return build(b, l, a[0]); };
   };
@@ -76,7 +206,9 @@ ScalarFn unaryFn(Operation *op, Type t) {
                        return arith::SubIOp::create(b, l, z, x);
                      });
       })
-      .Case<AbsOp>([&](auto) {
+      .Case<AbsOp>([&](auto) -> ScalarFn {
+        if (isU)
+          return same;
         return isF ? un([](OpBuilder &b, Location l, Value x) -> Value {
                  return math::AbsFOp::create(b, l, x);
                })
@@ -121,6 +253,8 @@ ScalarFn unaryFn(Operation *op, Type t) {
         });
       })
       .Case<ReluOp>([&](auto) -> ScalarFn {
+        if (isU)
+          return same;
         if (isF)
           return un([](OpBuilder &b, Location l, Value x) -> Value {
             return arith::MaximumFOp::create(b, l, x, floatCst(b, l, x.getType(), 0.0));
@@ -166,12 +300,14 @@ ScalarFn unaryFn(Operation *op, Type t) {
       .Default([](Operation *) { return ScalarFn(); });
 }
 
-/// The scalar function of a binary op on operands of type `t`.
+/// The scalar function of a binary op on operands of type `t` (the function
+/// gets and returns signless scalars). Pow is powScalar.
 ScalarFn binaryFn(StringRef kind, Type t) {
-  bool isF = isa<FloatType>(t);
+  bool isF = isa<FloatType>(t), isU = isUnsignedInt(t);
   using P = arith::CmpFPredicate;
   using IP = arith::CmpIPredicate;
-  auto cmp = [&](P fp, IP ip) -> ScalarFn {
+  auto cmp = [&](P fp, IP sp, IP up) -> ScalarFn {
+    IP ip = isU ? up : sp;
     return [isF, fp, ip](OpBuilder &b, Location l, ValueRange a) -> Value {
       if (isF)
         return arith::CmpFOp::create(b, l, fp, a[0], a[1]);
@@ -187,27 +323,24 @@ ScalarFn binaryFn(StringRef kind, Type t) {
   if (kind == "Add" || kind == "Sum") return BIN(arith::AddFOp, arith::AddIOp);
   if (kind == "Sub") return BIN(arith::SubFOp, arith::SubIOp);
   if (kind == "Mul") return BIN(arith::MulFOp, arith::MulIOp);
+  if (kind == "Div" && isU) return BIN(arith::DivFOp, arith::DivUIOp);
   if (kind == "Div") return BIN(arith::DivFOp, arith::DivSIOp);
+  if (kind == "Max" && isU) return BIN(arith::MaximumFOp, arith::MaxUIOp);
   if (kind == "Max") return BIN(arith::MaximumFOp, arith::MaxSIOp);
+  if (kind == "Min" && isU) return BIN(arith::MinimumFOp, arith::MinUIOp);
   if (kind == "Min") return BIN(arith::MinimumFOp, arith::MinSIOp);
   if (kind == "And") return BIN(arith::AndIOp, arith::AndIOp);
   if (kind == "Or") return BIN(arith::OrIOp, arith::OrIOp);
 #undef BIN
-  if (kind == "Pow") {
-    if (!isF)
-      return {};
-    return [](OpBuilder &b, Location l, ValueRange a) -> Value {
-      return math::PowFOp::create(b, l, a[0], a[1]);
-    };
-  }
-  if (kind == "Equal") return cmp(P::OEQ, IP::eq);
-  if (kind == "Less") return cmp(P::OLT, IP::slt);
-  if (kind == "LessOrEqual") return cmp(P::OLE, IP::sle);
-  if (kind == "Greater") return cmp(P::OGT, IP::sgt);
-  if (kind == "GreaterOrEqual") return cmp(P::OGE, IP::sge);
+  if (kind == "Equal") return cmp(P::OEQ, IP::eq, IP::eq);
+  if (kind == "Less") return cmp(P::OLT, IP::slt, IP::ult);
+  if (kind == "LessOrEqual") return cmp(P::OLE, IP::sle, IP::ule);
+  if (kind == "Greater") return cmp(P::OGT, IP::sgt, IP::ugt);
+  if (kind == "GreaterOrEqual") return cmp(P::OGE, IP::sge, IP::uge);
   return {};
 }
 
+/// Lowers `op` to a generic computing `fn` on signless scalars.
 LogicalResult lowerWith(Operation *op, LoweringState &s, ArrayRef<Value> olds,
                         Type resultElt, const ScalarFn &fn) {
   SmallVector<Value> operands;
@@ -216,8 +349,14 @@ LogicalResult lowerWith(Operation *op, LoweringState &s, ArrayRef<Value> olds,
     operands.push_back(s.get(v));
     dims.push_back(s.dims(v));
   }
+  auto body = [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+    SmallVector<Value> in;
+    for (Value a : args)
+      in.push_back(retype(b, l, a, signlessOf(a.getType())));
+    return retype(b, l, fn(b, l, in), resultElt);
+  };
   Value r = buildElementwise(s, op->getLoc(), s.dims(op->getResult(0)), resultElt,
-                             operands, dims, fn);
+                             operands, dims, body);
   s.set(op->getResult(0), r);
   return success();
 }
@@ -239,7 +378,15 @@ std::optional<LogicalResult> lockstep::lowerElementwise(Operation *op,
       return lowerWith(op, s, {op->getOperand(0)}, resultElt, fn);
   }
   StringRef kind = op->getName().stripDialect();
-  if (isa<AddOp, SubOp, MulOp, DivOp, PowOp, EqualOp, LessOp, LessOrEqualOp,
+  if (auto pow = dyn_cast<PowOp>(op)) {
+    bool bu = isUnsignedInt(s.plainType(pow.getA()).getElementType());
+    bool eu = isUnsignedInt(s.plainType(pow.getB()).getElementType());
+    return lowerWith(op, s, {pow.getA(), pow.getB()}, resultElt,
+                     [bu, eu](OpBuilder &b, Location l, ValueRange a) -> Value {
+                       return powScalar(b, l, a[0], a[1], bu, eu);
+                     });
+  }
+  if (isa<AddOp, SubOp, MulOp, DivOp, EqualOp, LessOp, LessOrEqualOp,
           GreaterOp, GreaterOrEqualOp, AndOp, OrOp, MaxOp, MinOp, SumOp>(op)) {
     Type in = cast<ShapedType>(op->getOperand(0).getType()).getElementType();
     ScalarFn fn = binaryFn(kind, in);
@@ -265,9 +412,12 @@ std::optional<LogicalResult> lockstep::lowerElementwise(Operation *op,
                        return arith::SelectOp::create(b, l, a[0], a[1], a[2]);
                      });
   if (isa<CastOp, CastLikeOp>(op)) {
+    Type from = s.plainType(op->getOperand(0)).getElementType();
+    bool fromU = isUnsignedInt(from), toU = isUnsignedInt(resultElt);
+    Type to = signlessOf(resultElt);
     return lowerWith(op, s, {op->getOperand(0)}, resultElt,
-                     [resultElt](OpBuilder &b, Location l, ValueRange a) -> Value {
-                       return castScalar(b, l, a[0], resultElt);
+                     [=](OpBuilder &b, Location l, ValueRange a) -> Value {
+                       return castSignless(b, l, a[0], fromU, to, toU);
                      });
   }
   return std::nullopt;

@@ -1,9 +1,11 @@
 //===- Movement.cpp - Lowering data movement onnx ops ---------------------===//
 //
 // Reshape, Squeeze and Unsqueeze become tensor.reshape to the result's dims;
-// Concat, Split and Slice become slices; Transpose is linalg.transpose;
-// Gather and Trilu are linalg.generic ops that read by index; Expand is an
-// elementwise copy with broadcasting.
+// Concat, Split and Slice become slices (a Slice that steps down, a generic
+// that reads by index); Transpose is linalg.transpose; Gather, GatherND and
+// Trilu are linalg.generic ops that read by index; Expand is an elementwise
+// copy with broadcasting. ScatterND, whose updates apply in order, is one
+// slice update per index tuple, unrolled (its number of tuples is static).
 //
 //===----------------------------------------------------------------------===//
 #include "lockstep/Conversion/ONNXToLinalg.h"
@@ -43,6 +45,13 @@ OpFoldResult fold(LoweringState &s, const DimExpr &e) {
   return s.materialize(e);
 }
 
+/// Whether a tensor of these dims is empty for certain. The slice ops reject
+/// an offset at the end of a dim even for a slice of size 0, so an empty
+/// slice is never taken.
+bool isEmpty(ArrayRef<DimExpr> dims) {
+  return llvm::any_of(dims, [](const DimExpr &d) { return d == DimExpr(0); });
+}
+
 LogicalResult lowerConcat(ConcatOp op, LoweringState &s) {
   OpBuilder &b = s.builder();
   Location loc = op.getLoc();
@@ -54,6 +63,8 @@ LogicalResult lowerConcat(ConcatOp op, LoweringState &s) {
   DimExpr offset(0);
   for (Value in : op.getInputs()) {
     SmallVector<DimExpr> d = s.dims(in);
+    if (isEmpty(d))
+      continue;
     SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
         strides(rank, b.getIndexAttr(1));
     offsets[axis] = fold(s, offset);
@@ -75,6 +86,10 @@ LogicalResult lowerSplit(SplitOp op, LoweringState &s) {
   DimExpr offset(0);
   for (Value r : op.getOutputs()) {
     SmallVector<DimExpr> d = s.dims(r);
+    if (isEmpty(d)) {
+      s.set(r, s.empty(r));
+      continue;
+    }
     SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
         strides(rank, b.getIndexAttr(1));
     offsets[axis] = fold(s, offset);
@@ -116,22 +131,56 @@ LogicalResult lowerSlice(SliceOp op, LoweringState &s) {
   }
   SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
       strides(rank, b.getIndexAttr(1));
+  SmallVector<DimExpr> startOf(rank, DimExpr(0));
+  SmallVector<int64_t> stepOf(rank, 1);
   for (size_t i = 0; i < axes.size(); ++i) {
     int64_t ax = axes[i] < 0 ? axes[i] + rank : axes[i];
-    if (steps[i] < 0)
-      return op.emitError("Slice with a negative step is not supported yet");
-    // The same normalization as shape inference (docs/shapes.md).
+    if (steps[i] == 0)
+      return op.emitError("a Slice step is 0");
+    // The same normalization as shape inference (docs/shapes.md): stepping
+    // up, a start is clamped to [0, d]; stepping down, to [0, d - 1].
     DimExpr start = (*starts)[i];
+    bool down = steps[i] < 0;
     if (auto c = start.getConstant()) {
       if (*c >= kHuge)
-        start = in[ax];
+        start = down ? in[ax] - DimExpr(1) : in[ax];
       else if (*c < 0)
         start = *c <= -kHuge ? DimExpr(0) : in[ax] + DimExpr(*c);
       if (auto d = in[ax].getConstant())
-        start = DimExpr(std::clamp<int64_t>(*start.getConstant(), 0, *d));
+        start = DimExpr(std::clamp<int64_t>(*start.getConstant(), 0,
+                                            down ? std::max<int64_t>(*d - 1, 0) : *d));
     }
+    startOf[ax] = start;
+    stepOf[ax] = steps[i];
     offsets[ax] = fold(s, start);
     strides[ax] = b.getIndexAttr(steps[i]);
+  }
+  if (isEmpty(s.dims(op.getOutput()))) {
+    s.set(op.getOutput(), s.empty(op.getOutput()));
+    return success();
+  }
+  if (llvm::any_of(stepOf, [](int64_t st) { return st < 0; })) {
+    // Element i of an axis reads start + i * step of the input.
+    SmallVector<Value> startVals;
+    for (const DimExpr &st : startOf)
+      startVals.push_back(getValueOrCreateConstantIndexOp(b, loc, fold(s, st)));
+    Value source = s.get(op.getData());
+    Type elt = s.plainType(op.getOutput()).getElementType();
+    Value r = buildElementwise(
+        s, loc, s.dims(op.getOutput()), elt, {}, {},
+        [&](OpBuilder &nb, Location l, ValueRange) -> Value {
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < rank; ++d) {
+            Value i = linalg::IndexOp::create(nb, l, d);
+            if (stepOf[d] != 1)
+              i = arith::MulIOp::create(nb, l, i,
+                                        arith::ConstantIndexOp::create(nb, l, stepOf[d]));
+            coords.push_back(arith::AddIOp::create(nb, l, startVals[d], i));
+          }
+          return tensor::ExtractOp::create(nb, l, source, coords);
+        });
+    s.set(op.getOutput(), r);
+    return success();
   }
   Value r = tensor::ExtractSliceOp::create(b, loc, s.plainType(op.getOutput()),
                                            s.get(op.getData()), offsets,
@@ -192,15 +241,176 @@ LogicalResult lowerGather(GatherOp op, LoweringState &s) {
   return success();
 }
 
+/// An index read from an i64 tensor, made non-negative by adding `size` when
+/// it is negative (ONNX's index wrapping).
+Value wrappedIndex(OpBuilder &b, Location loc, Value idx, Value size) {
+  Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), idx);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, zero);
+  return arith::SelectOp::create(b, loc, neg, arith::AddIOp::create(b, loc, i, size), i);
+}
+
+/// GatherND: output element (i_0 .. i_{q-2}, j...) reads data at the first
+/// batch_dims indices, then the index tuple indices[i_0 .. i_{q-2}, :], then j.
+LogicalResult lowerGatherND(GatherNDOp op, LoweringState &s) {
+  OpBuilder &b = s.builder();
+  Location loc = op.getLoc();
+  SmallVector<DimExpr> data = s.dims(op.getData()), idx = s.dims(op.getIndices());
+  int64_t q = idx.size(), batch = op.getBatchDims();
+  auto kc = idx.back().getConstant();
+  if (!kc)
+    return op.emitError("GatherND's index tuples must have a static length");
+  int64_t k = *kc;
+  SmallVector<Value> sizes;
+  for (int64_t j = 0; j < k; ++j)
+    sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, fold(s, data[batch + j])));
+  Value source = s.get(op.getData()), indices = s.get(op.getIndices());
+  Type elt = s.plainType(op.getOutput()).getElementType();
+  Value r = buildElementwise(
+      s, loc, s.dims(op.getOutput()), elt, {}, {},
+      [&](OpBuilder &nb, Location l, ValueRange) -> Value {
+        SmallVector<Value> outer;
+        for (int64_t d = 0; d < q - 1; ++d)
+          outer.push_back(linalg::IndexOp::create(nb, l, d));
+        SmallVector<Value> coords(outer.begin(), outer.begin() + batch);
+        for (int64_t j = 0; j < k; ++j) {
+          SmallVector<Value> at = outer;
+          at.push_back(arith::ConstantIndexOp::create(nb, l, j));
+          Value v = tensor::ExtractOp::create(nb, l, indices, at);
+          coords.push_back(wrappedIndex(nb, l, v, sizes[j]));
+        }
+        for (int64_t d = batch + k; d < (int64_t)data.size(); ++d)
+          coords.push_back(linalg::IndexOp::create(nb, l, q - 1 + d - batch - k));
+        return tensor::ExtractOp::create(nb, l, source, coords);
+      });
+  s.set(op.getOutput(), r);
+  return success();
+}
+
+/// ScatterND: for each index tuple in order, the slice of data it addresses
+/// is replaced by (or combined with) its slice of updates. The tuples are
+/// unrolled, so their number must be static; it is bounded to keep code small.
+LogicalResult lowerScatterND(ScatterNDOp op, LoweringState &s) {
+  constexpr int64_t kMaxUpdates = 256;
+  OpBuilder &b = s.builder();
+  Location loc = op.getLoc();
+  SmallVector<DimExpr> data = s.dims(op.getData()), idx = s.dims(op.getIndices());
+  int64_t r = data.size(), q = idx.size();
+  auto kc = idx.back().getConstant();
+  if (!kc)
+    return op.emitError("ScatterND's index tuples must have a static length");
+  int64_t k = *kc;
+  SmallVector<int64_t> outerShape;
+  int64_t count = 1;
+  for (int64_t d = 0; d < q - 1; ++d) {
+    auto c = idx[d].getConstant();
+    if (!c)
+      return op.emitError("ScatterND needs a static number of index tuples");
+    outerShape.push_back(*c);
+    count *= *c;
+  }
+  if (count > kMaxUpdates)
+    return op.emitError("ScatterND with ")
+           << count << " index tuples (more than " << kMaxUpdates
+           << ") is not supported";
+  StringRef red = op.getReduction();
+  if (red != "none" && red != "add" && red != "mul" && red != "max" && red != "min")
+    return op.emitError("unsupported ScatterND reduction '") << red << "'";
+  Type elt = s.plainType(op.getOutput()).getElementType();
+  if (red != "none" && !elt.isSignlessIntOrFloat())
+    return op.emitError("ScatterND reduction on ") << elt << " is not supported";
+  bool isF = isa<FloatType>(elt);
+
+  SmallVector<Value> sizes;
+  for (int64_t j = 0; j < k; ++j)
+    sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, fold(s, data[j])));
+  // A slice has the dims of data after the first k; in data and in updates
+  // it is addressed with size-1 leading dims, which the slice drops.
+  SmallVector<DimExpr> sliceDims(data.begin() + k, data.end());
+  SmallVector<OpFoldResult> sliceSizes = s.mixed(sliceDims);
+  auto sliceType = RankedTensorType::get(
+      s.plainType(op.getData()).getShape().drop_front(k), elt);
+  Value indices = s.get(op.getIndices()), updates = s.get(op.getUpdates());
+  // The slices are inserted into a copy of data, of the plain type (data
+  // may be an argument that still has its #onnx.dims encoding).
+  Value acc = buildElementwise(s, loc, data, elt, {s.get(op.getData())}, {data},
+                               [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  SmallVector<int64_t> pos(q - 1, 0);
+  for (int64_t u = 0; u < count; ++u) {
+    SmallVector<Value> at;
+    for (int64_t p : pos)
+      at.push_back(arith::ConstantIndexOp::create(b, loc, p));
+    SmallVector<OpFoldResult> dataOffsets, dataSizes;
+    for (int64_t j = 0; j < k; ++j) {
+      SmallVector<Value> ij = at;
+      ij.push_back(arith::ConstantIndexOp::create(b, loc, j));
+      Value v = tensor::ExtractOp::create(b, loc, indices, ij);
+      dataOffsets.push_back(wrappedIndex(b, loc, v, sizes[j]));
+      dataSizes.push_back(b.getIndexAttr(1));
+    }
+    SmallVector<OpFoldResult> updOffsets, updSizes;
+    for (int64_t p : pos) {
+      updOffsets.push_back(b.getIndexAttr(p));
+      updSizes.push_back(b.getIndexAttr(1));
+    }
+    for (unsigned d = 0; d < sliceDims.size(); ++d) {
+      dataOffsets.push_back(b.getIndexAttr(0));
+      updOffsets.push_back(b.getIndexAttr(0));
+    }
+    dataSizes.append(sliceSizes.begin(), sliceSizes.end());
+    updSizes.append(sliceSizes.begin(), sliceSizes.end());
+    SmallVector<OpFoldResult> dataStrides(r, b.getIndexAttr(1)),
+        updStrides(updOffsets.size(), b.getIndexAttr(1));
+    Value upd = tensor::ExtractSliceOp::create(b, loc, sliceType, updates, updOffsets,
+                                               updSizes, updStrides);
+    if (red != "none") {
+      Value old = tensor::ExtractSliceOp::create(b, loc, sliceType, acc, dataOffsets,
+                                                 dataSizes, dataStrides);
+      upd = buildElementwise(
+          s, loc, sliceDims, elt, {old, upd}, {sliceDims, sliceDims},
+          [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+            if (red == "add")
+              return isF ? arith::AddFOp::create(nb, l, a[0], a[1]).getResult()
+                         : arith::AddIOp::create(nb, l, a[0], a[1]).getResult();
+            if (red == "mul")
+              return isF ? arith::MulFOp::create(nb, l, a[0], a[1]).getResult()
+                         : arith::MulIOp::create(nb, l, a[0], a[1]).getResult();
+            if (red == "max")
+              return isF ? arith::MaximumFOp::create(nb, l, a[0], a[1]).getResult()
+                         : arith::MaxSIOp::create(nb, l, a[0], a[1]).getResult();
+            return isF ? arith::MinimumFOp::create(nb, l, a[0], a[1]).getResult()
+                       : arith::MinSIOp::create(nb, l, a[0], a[1]).getResult();
+          });
+    }
+    acc = tensor::InsertSliceOp::create(b, loc, upd, acc, dataOffsets, dataSizes,
+                                        dataStrides);
+    for (int64_t d = q - 2; d >= 0; --d) {
+      if (++pos[d] < outerShape[d])
+        break;
+      pos[d] = 0;
+    }
+  }
+  s.set(op.getOutput(), acc);
+  return success();
+}
+
 LogicalResult lowerTrilu(TriluOp op, LoweringState &s) {
   OpBuilder &b = s.builder();
   Location loc = op.getLoc();
-  int64_t k = 0;
+  // k is a constant, or read from its tensor when it is an input.
+  Value kIndex;
   if (Value kv = op.getK()) {
     auto v = s.symValues(kv);
-    if (!v || !(*v)[0].getConstant())
-      return op.emitError("Trilu's k must be constant");
-    k = *(*v)[0].getConstant();
+    if (v && (*v)[0].getConstant()) {
+      kIndex = arith::ConstantIndexOp::create(b, loc, *(*v)[0].getConstant());
+    } else {
+      SmallVector<Value> zeros(s.dims(kv).size(),
+                               arith::ConstantIndexOp::create(b, loc, 0));
+      Value k = tensor::ExtractOp::create(b, loc, s.get(kv), zeros);
+      kIndex = arith::IndexCastOp::create(b, loc, b.getIndexType(), k);
+    }
+  } else {
+    kIndex = arith::ConstantIndexOp::create(b, loc, 0);
   }
   SmallVector<DimExpr> dims = s.dims(op.getOutput());
   unsigned rank = dims.size();
@@ -212,9 +422,8 @@ LogicalResult lowerTrilu(TriluOp op, LoweringState &s) {
         Value i = linalg::IndexOp::create(nb, l, rank - 2);
         Value j = linalg::IndexOp::create(nb, l, rank - 1);
         Value diff = arith::SubIOp::create(nb, l, j, i);
-        Value kc = arith::ConstantIndexOp::create(nb, l, k);
         Value keep = arith::CmpIOp::create(
-            nb, l, upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle, diff, kc);
+            nb, l, upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle, diff, kIndex);
         Value zero = arith::ConstantOp::create(nb, l, elt, nb.getZeroAttr(elt));
         return arith::SelectOp::create(nb, l, keep, a[0], zero);
       });
@@ -243,6 +452,8 @@ std::optional<LogicalResult> lockstep::lowerMovement(Operation *op,
       .Case<SliceOp>([&](auto o) { return lowerSlice(o, s); })
       .Case<TransposeOp>([&](auto o) { return lowerTranspose(o, s); })
       .Case<GatherOp>([&](auto o) { return lowerGather(o, s); })
+      .Case<GatherNDOp>([&](auto o) { return lowerGatherND(o, s); })
+      .Case<ScatterNDOp>([&](auto o) { return lowerScatterND(o, s); })
       .Case<TriluOp>([&](auto o) { return lowerTrilu(o, s); })
       .Case<ExpandOp>([&](auto o) { return lowerExpand(o, s); })
       .Default([](Operation *) { return std::nullopt; });

@@ -3,7 +3,9 @@
 // Reductions become linalg.generic ops with reduction iterators over the
 // reduced axes and an explicit initial value. Softmax and LayerNormalization
 // are decomposed into reductions and elementwise ops, so that every reduction
-// of the model is visible to the canonical reduction pass.
+// of the model is visible to the canonical reduction pass. CumSum is a sum
+// too: output i along the axis reduces over the whole axis from index 0 with
+// the elements outside its prefix masked to zero.
 //
 //===----------------------------------------------------------------------===//
 #include "lockstep/Conversion/ONNXToLinalg.h"
@@ -12,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -30,6 +33,8 @@ Value identity(OpBuilder &b, Location loc, Type t, Kind k) {
     return arith::ConstantOp::create(b, loc, t, b.getFloatAttr(t, inf));
   }
   unsigned w = t.getIntOrFloatBitWidth();
+  if (w == 1) // bool: max is or, min is and
+    return arith::ConstantOp::create(b, loc, t, b.getIntegerAttr(t, k == Kind::Min ? 1 : 0));
   APInt v = k == Kind::Sum   ? APInt(w, 0)
             : k == Kind::Max ? APInt::getSignedMinValue(w)
                              : APInt::getSignedMaxValue(w);
@@ -38,6 +43,11 @@ Value identity(OpBuilder &b, Location loc, Type t, Kind k) {
 
 Value combine(OpBuilder &b, Location loc, Kind k, Value acc, Value x) {
   bool f = isa<FloatType>(x.getType());
+  // On bool, max is or and min is and (maxsi would take true, -1, as the
+  // smaller).
+  if (x.getType().isInteger(1) && k != Kind::Sum)
+    return k == Kind::Max ? arith::OrIOp::create(b, loc, acc, x).getResult()
+                          : arith::AndIOp::create(b, loc, acc, x).getResult();
   switch (k) {
   case Kind::Sum:
     return f ? arith::AddFOp::create(b, loc, acc, x).getResult()
@@ -124,6 +134,9 @@ LogicalResult lowerReduce(ReduceOpT op, LoweringState &s, Kind k, bool mean) {
   SmallVector<int64_t> axes;
   if (Value a = op.getAxesInput()) {
     auto vals = s.symValues(a);
+    SmallVector<DimExpr> ad = s.dims(a);
+    if (!vals && ad.size() == 1 && ad[0] == DimExpr(0))
+      vals.emplace(); // an axes input of size 0 is empty
     if (!vals)
       return op.emitError("the axes must be constant");
     for (auto &v : *vals)
@@ -189,7 +202,20 @@ LogicalResult lowerLayerNorm(LayerNormalizationOp op, LoweringState &s) {
   for (int64_t i = axis; i < rank; ++i)
     reduced[i] = true;
   Value x = s.get(op.getX());
-  Type elt = cast<ShapedType>(x.getType()).getElementType();
+  Type xElt = cast<ShapedType>(x.getType()).getElementType();
+  // As ONNX's function body: the statistics and the normalized x are
+  // computed in the stash type, float32 (the type that shape inference gives
+  // Mean and InvStdDev), and the scale and bias are applied in x's type.
+  if (op.getStashType() != 1)
+    return op.emitError("stash_type ") << op.getStashType() << " is not supported";
+  if (!isa<FloatType>(xElt))
+    return op.emitError("LayerNormalization of ") << xElt << " is not supported";
+  Type elt = s.builder().getF32Type();
+  if (xElt != elt)
+    x = buildElementwise(s, loc, dims, elt, {x}, {dims},
+                         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                           return castScalar(b, l, a[0], elt);
+                         });
   Value n = countOf(s, loc, dims, reduced, elt);
   auto divN = [&](Reduced r) {
     return buildElementwise(s, loc, r.dims, elt, {r.value}, {r.dims},
@@ -225,9 +251,10 @@ LogicalResult lowerLayerNorm(LayerNormalizationOp op, LoweringState &s) {
     opDims.push_back(s.dims(op.getB()));
   }
   Value y = buildElementwise(
-      s, loc, dims, elt, operands, opDims,
+      s, loc, dims, xElt, operands, opDims,
       [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-        Value v = arith::MulFOp::create(b, l, arith::MulFOp::create(b, l, a[0], a[1]), a[2]);
+        Value v = castScalar(b, l, arith::MulFOp::create(b, l, a[0], a[1]), xElt);
+        v = arith::MulFOp::create(b, l, v, a[2]);
         if (a.size() > 3)
           v = arith::AddFOp::create(b, l, v, a[3]);
         return v;
@@ -241,6 +268,96 @@ LogicalResult lowerLayerNorm(LayerNormalizationOp op, LoweringState &s) {
   return success();
 }
 
+/// The running sums of `x` along `axis`: a generic over the output dims and
+/// a reduction dim k over the axis, summing x[.., k, ..] where k is in the
+/// prefix of i (k <= i; k < i when exclusive; k >= i or k > i reversed) and
+/// 0 elsewhere. Adding the zeros of the mask leaves every sum as it is (the
+/// accumulator starts at +0 and never becomes -0), so each output is the sum
+/// of its prefix from index 0.
+Value cumSum(LoweringState &s, Location loc, Value x, ArrayRef<DimExpr> dims,
+             int64_t axis, bool exclusive, bool reverse) {
+  OpBuilder &b = s.builder();
+  unsigned rank = dims.size();
+  Type elt = cast<ShapedType>(x.getType()).getElementType();
+  SmallVector<AffineExpr> inExprs;
+  for (unsigned d = 0; d < rank; ++d)
+    inExprs.push_back(b.getAffineDimExpr(d == axis ? rank : d));
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(rank + 1, 0, inExprs, b.getContext()),
+      AffineMap::getMultiDimIdentityMap(rank + 1, b.getContext()).getMajorSubMap(rank)};
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  iters.push_back(utils::IteratorType::reduction);
+  Value init = linalg::FillOp::create(b, loc, identity(b, loc, elt, Kind::Sum),
+                                      s.empty(loc, dims, elt))
+                   .getResult(0);
+  using P = arith::CmpIPredicate;
+  P pred = reverse ? (exclusive ? P::ugt : P::uge) : (exclusive ? P::ult : P::ule);
+  auto g = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{x}, ValueRange{init}, maps, iters,
+      [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value i = linalg::IndexOp::create(nb, l, axis);
+        Value k = linalg::IndexOp::create(nb, l, rank);
+        Value in = arith::CmpIOp::create(nb, l, pred, k, i);
+        Value masked = arith::SelectOp::create(nb, l, in, a[0],
+                                               identity(nb, l, elt, Kind::Sum));
+        linalg::YieldOp::create(nb, l, combine(nb, l, Kind::Sum, a[1], masked));
+      });
+  return g.getResult(0);
+}
+
+LogicalResult lowerCumSum(CumSumOp op, LoweringState &s) {
+  Location loc = op.getLoc();
+  SmallVector<DimExpr> dims = s.dims(op.getX());
+  int64_t rank = dims.size();
+  Type elt = s.plainType(op.getY()).getElementType();
+  if (!elt.isSignlessIntOrFloat() || elt.isInteger(1))
+    return op.emitError("CumSum of ") << elt << " is not supported";
+  Value x = s.get(op.getX());
+  bool exclusive = op.getExclusive(), reverse = op.getReverse();
+  auto vals = s.symValues(op.getAxis());
+  if (rank == 1 || (vals && (*vals)[0].getConstant())) {
+    int64_t axis = rank == 1 ? 0 : *(*vals)[0].getConstant();
+    if (axis < -rank || axis >= rank)
+      return op.emitError("CumSum axis ") << axis << " is out of range";
+    if (axis < 0)
+      axis += rank;
+    s.set(op.getY(), cumSum(s, loc, x, dims, axis, exclusive, reverse));
+    return success();
+  }
+  // An axis known only at run time: the running sums along every axis, and
+  // the one of the axis picked elementwise (a graph input axis is rare; a
+  // model's is a constant).
+  OpBuilder &b = s.builder();
+  SmallVector<Value> zeros(s.dims(op.getAxis()).size(),
+                           arith::ConstantIndexOp::create(b, loc, 0));
+  Value a = tensor::ExtractOp::create(b, loc, s.get(op.getAxis()), zeros);
+  Type at = a.getType();
+  Value rankV = arith::ConstantOp::create(b, loc, at, b.getIntegerAttr(at, rank));
+  Value zero = arith::ConstantOp::create(b, loc, at, b.getIntegerAttr(at, 0));
+  Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, a, zero);
+  a = arith::SelectOp::create(b, loc, neg, arith::AddIOp::create(b, loc, a, rankV), a);
+  SmallVector<Value> all;
+  SmallVector<SmallVector<DimExpr>> allDims;
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    all.push_back(cumSum(s, loc, x, dims, axis, exclusive, reverse));
+    allDims.push_back(SmallVector<DimExpr>(dims));
+  }
+  Value y = buildElementwise(
+      s, loc, dims, elt, all, allDims,
+      [&](OpBuilder &nb, Location l, ValueRange v) -> Value {
+        Value r = v[rank - 1];
+        for (int64_t axis = rank - 2; axis >= 0; --axis) {
+          Value is = arith::CmpIOp::create(
+              nb, l, arith::CmpIPredicate::eq, a,
+              arith::ConstantOp::create(nb, l, at, nb.getIntegerAttr(at, axis)));
+          r = arith::SelectOp::create(nb, l, is, v[axis], r);
+        }
+        return r;
+      });
+  s.set(op.getY(), y);
+  return success();
+}
+
 } // namespace
 
 std::optional<LogicalResult> lockstep::lowerReduction(Operation *op,
@@ -251,6 +368,7 @@ std::optional<LogicalResult> lockstep::lowerReduction(Operation *op,
       .Case<ReduceMaxOp>([&](auto o) { return lowerReduce(o, s, Kind::Max, false); })
       .Case<ReduceMinOp>([&](auto o) { return lowerReduce(o, s, Kind::Min, false); })
       .Case<SoftmaxOp>([&](auto o) { return lowerSoftmax(o, s); })
+      .Case<CumSumOp>([&](auto o) { return lowerCumSum(o, s); })
       .Case<LayerNormalizationOp>([&](auto o) { return lowerLayerNorm(o, s); })
       .Default([](Operation *) { return std::nullopt; });
 }
