@@ -21,7 +21,8 @@ struct DtypeInfo {
 const DtypeInfo kDtypes[] = {
     {"f32", 4, "f4"}, {"f16", 2, "f2"}, {"bf16", 2, "u2"}, {"f64", 8, "f8"},
     {"i64", 8, "i8"}, {"i32", 4, "i4"}, {"i16", 2, "i2"},  {"i8", 1, "i1"},
-    {"u8", 1, "u1"},  {"bool", 1, "b1"},
+    {"u8", 1, "u1"},  {"u16", 2, "u2"}, {"u32", 4, "u4"}, {"u64", 8, "u8"},
+    {"bool", 1, "b1"},
 };
 
 const DtypeInfo *findDtype(const std::string &name) {

@@ -24,7 +24,7 @@ namespace lockstep::rt {
 /// An input or output of the graph.
 struct TensorSpec {
   std::string name;
-  /// "f32", "f16", "bf16", "f64", "i64", "i32", "i16", "i8", "u8", "bool".
+  /// "f32", "f16", "bf16", "f64", "i64", "i32", "i16", "i8", "u8", "u16", "u32", "u64", "bool".
   std::string dtype;
   /// Each a DimExpr as DimExpr::str() prints it: "batch", "past + seq",
   /// "2*batch*seq + 64". Parentheses are refused (see validateMeta).

@@ -23,7 +23,13 @@ std::string dtypeOf(Type t) {
   if (t.isF64()) return "f64";
   if (t.isInteger(1)) return "bool";
   if (auto it = dyn_cast<IntegerType>(t)) {
-    if (it.isUnsigned() && it.getWidth() == 8) return "u8";
+    if (it.isUnsigned())
+      switch (it.getWidth()) {
+      case 8: return "u8";
+      case 16: return "u16";
+      case 32: return "u32";
+      case 64: return "u64";
+      }
     if (!it.isUnsigned())
       switch (it.getWidth()) {
       case 8: return "i8";
