@@ -12,7 +12,9 @@
 #include "Exec.h"
 #include "Npy.h"
 
+#include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -49,7 +51,9 @@ const Subcommand kSubcommands[] = {
      "'-' become '_'\n"
      "  --threads N            threads that run the parallel dims of the "
      "model's loops (default 1);\n"
-     "                         the outputs do not depend on it, bit for bit\n\n"
+     "                         the outputs do not depend on it, bit for bit\n"
+     "  --repeat N             run N times and print the min and median run "
+     "time on stderr\n\n"
      "Each input must have the model's dtype and rank; symbolic dims (batch, "
      "past, ...) are read off\n"
      "the inputs and must agree. bf16 tensors are .npy uint16 holding the raw "
@@ -107,6 +111,7 @@ struct ExecArgs {
   std::map<std::string, std::string> inputs; // name -> .npy path
   std::string outputDir;
   unsigned threads = 1;
+  unsigned repeat = 1; // runs, for timing; the last one's outputs are written
 };
 
 // Reads `--flag VALUE` or `--flag=VALUE`; returns false when `arg` is not
@@ -162,6 +167,12 @@ int parseExecArgs(int argc, char **argv, ExecArgs &out) {
         return usageError("--threads is given twice");
       haveThreads = true;
       out.threads = unsigned(n);
+    } else if (flagValue(argc, argv, i, "--repeat", value, missing)) {
+      char *end = nullptr;
+      long n = missing ? 0 : std::strtol(value.c_str(), &end, 10);
+      if (missing || value.empty() || *end || n < 1 || n > 1000000)
+        return usageError("--repeat needs a number from 1 to 1000000");
+      out.repeat = unsigned(n);
     } else if (arg.size() > 1 && arg[0] == '-') {
       return usageError("unknown option '" + arg + "'");
     } else if (!out.model.empty()) {
@@ -224,10 +235,22 @@ int runExec(int argc, char **argv) {
   NamedArrays outputs;
   ThreadPool pool(args.threads);
   module.setThreadPool(&pool);
-  bool ran = runGraph(artifact, module, inputs, outputs, error);
+  std::vector<double> times;
+  bool ran = true;
+  for (unsigned r = 0; ran && r < args.repeat; ++r) {
+    outputs.clear();
+    auto t0 = std::chrono::steady_clock::now();
+    ran = runGraph(artifact, module, inputs, outputs, error);
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
   module.setThreadPool(nullptr);
   if (!ran)
     return runError(error);
+  if (args.repeat > 1) {
+    std::sort(times.begin(), times.end());
+    std::fprintf(stderr, "exec: %u runs on %u thread(s): min %.6f s, median %.6f s\n",
+                 args.repeat, args.threads, times.front(), times[times.size() / 2]);
+  }
   std::set<std::string> used;
   const std::vector<TensorSpec> &specs = artifact.meta().outputs;
   for (size_t i = 0; i < outputs.size(); ++i) {
