@@ -169,14 +169,22 @@ LogicalResult lowerReduce(ReduceOpT op, LoweringState &s, Kind k, bool mean) {
   return success();
 }
 
-LogicalResult lowerSoftmax(SoftmaxOp op, LoweringState &s) {
-  Location loc = op.getLoc();
-  SmallVector<DimExpr> dims = s.dims(op.getInput());
-  int64_t rank = dims.size(), axis = (int64_t)op.getAxis();
+/// The axes that Softmax (`axis` alone) or LayerNormalization (`axis` to the
+/// last) reduce over, with a negative `axis` counted from the end.
+SmallVector<bool> reducedAxes(int64_t axis, int64_t rank, bool toLast) {
   if (axis < 0)
     axis += rank;
   SmallVector<bool> reduced(rank, false);
-  reduced[axis] = true;
+  for (int64_t i = axis; i < (toLast ? rank : axis + 1); ++i)
+    reduced[i] = true;
+  return reduced;
+}
+
+LogicalResult lowerSoftmax(SoftmaxOp op, LoweringState &s) {
+  Location loc = op.getLoc();
+  SmallVector<DimExpr> dims = s.dims(op.getInput());
+  SmallVector<bool> reduced =
+      reducedAxes((int64_t)op.getAxis(), dims.size(), /*toLast=*/false);
   Value x = s.get(op.getInput());
   Reduced m = reduce(s, loc, x, dims, reduced, Kind::Max, true);
   Value e = binary(s, loc, dims, x, dims, m.value, m.dims,
@@ -195,12 +203,8 @@ LogicalResult lowerSoftmax(SoftmaxOp op, LoweringState &s) {
 LogicalResult lowerLayerNorm(LayerNormalizationOp op, LoweringState &s) {
   Location loc = op.getLoc();
   SmallVector<DimExpr> dims = s.dims(op.getX());
-  int64_t rank = dims.size(), axis = (int64_t)op.getAxis();
-  if (axis < 0)
-    axis += rank;
-  SmallVector<bool> reduced(rank, false);
-  for (int64_t i = axis; i < rank; ++i)
-    reduced[i] = true;
+  SmallVector<bool> reduced =
+      reducedAxes((int64_t)op.getAxis(), dims.size(), /*toLast=*/true);
   Value x = s.get(op.getX());
   Type xElt = cast<ShapedType>(x.getType()).getElementType();
   // As ONNX's function body: the statistics and the normalized x are
