@@ -87,40 +87,43 @@ LogicalResult inferSplit(RuleCtx &c, SplitOp op) {
   return success();
 }
 
+} // namespace
+
+DimExpr lockstep::normalizeSliceIndex(const DimExpr &dim, const DimExpr &index,
+                                      int64_t step, bool isEnd) {
+  auto k = index.getConstant();
+  if (!k)
+    return index; // a symbolic index lies within the dim
+  auto d = dim.getConstant();
+  DimExpr v = index;
+  if (step > 0) {
+    if (*k >= kHugeSliceIndex)
+      v = dim;
+    else if (*k < 0)
+      v = *k <= -kHugeSliceIndex ? DimExpr(0) : dim + DimExpr(*k);
+    if (d)
+      v = DimExpr(std::clamp<int64_t>(*v.getConstant(), 0, *d));
+    return v;
+  }
+  int64_t lo = isEnd ? -1 : 0;
+  if (*k >= kHugeSliceIndex)
+    v = dim - DimExpr(1);
+  else if (*k <= -kHugeSliceIndex)
+    v = DimExpr(lo);
+  else if (*k < 0)
+    v = dim + DimExpr(*k);
+  if (d)
+    v = DimExpr(std::min<int64_t>(std::max<int64_t>(*v.getConstant(), lo), *d - 1));
+  return v;
+}
+
+namespace {
+
 /// The size of a slice of `dim` from `start` to `end` by `step`.
 std::optional<DimExpr> sliceSize(const DimExpr &dim, DimExpr start, DimExpr end,
                                  int64_t step, DimExpr *startOut) {
-  auto d = dim.getConstant();
-  auto s = start.getConstant(), e = end.getConstant();
-  auto norm = [&](std::optional<int64_t> k, DimExpr &v, bool isEnd) {
-    if (!k)
-      return; // a symbolic index lies within the dim
-    if (step > 0) {
-      if (*k >= kHugeIndex)
-        v = dim;
-      else if (*k < 0)
-        v = *k <= -kHugeIndex ? DimExpr(0) : dim + DimExpr(*k);
-      if (d) {
-        int64_t x = *v.getConstant();
-        v = DimExpr(std::clamp<int64_t>(x, 0, *d));
-      }
-    } else {
-      // Stepping down, a start is clamped to [0, d - 1], an end to [-1, d - 1].
-      int64_t lo = isEnd ? -1 : 0;
-      if (*k >= kHugeIndex)
-        v = dim - DimExpr(1);
-      else if (*k <= -kHugeIndex)
-        v = DimExpr(lo);
-      else if (*k < 0)
-        v = dim + DimExpr(*k);
-      if (d) {
-        int64_t x = *v.getConstant();
-        v = DimExpr(std::min<int64_t>(std::max<int64_t>(x, lo), *d - 1));
-      }
-    }
-  };
-  norm(s, start, false);
-  norm(e, end, true);
+  start = normalizeSliceIndex(dim, start, step, /*isEnd=*/false);
+  end = normalizeSliceIndex(dim, end, step, /*isEnd=*/true);
   *startOut = start;
   std::optional<DimExpr> n = step > 0 ? (end - start).ceilDiv(DimExpr(step))
                                       : (start - end).ceilDiv(DimExpr(-step));

@@ -11,10 +11,6 @@ namespace lockstep::shape {
 using Dims = llvm::SmallVector<DimExpr>;
 using Vals = llvm::SmallVector<std::optional<DimExpr>>;
 
-/// Indices at or beyond this are "to the end" in Slice (exporters use
-/// INT64_MAX, INT32_MAX and similar).
-constexpr int64_t kHugeIndex = int64_t(1) << 30;
-
 struct RuleCtx {
   mlir::Operation *op;
   SymLookup lookup;

@@ -15,6 +15,19 @@ namespace lockstep {
 /// Integer tensors of at most this many elements have their values tracked.
 constexpr int64_t kMaxTrackedElements = 64;
 
+/// Slice indices at or beyond this are "to the end" (exporters use INT64_MAX,
+/// INT32_MAX and similar).
+constexpr int64_t kHugeSliceIndex = int64_t(1) << 30;
+
+/// A Slice start (or end, with `isEnd`) on a dim of size `dim`, normalized as
+/// ONNX says: negative indices count from the end, and against a constant dim
+/// indices are clamped, to [0, d] stepping up and, stepping down, a start to
+/// [0, d - 1] and an end to [-1, d - 1]. A symbolic index is taken to lie
+/// within the dim (docs/shapes.md). Shape inference and the lowering both use
+/// it, so that a slice's size and its offset agree.
+DimExpr normalizeSliceIndex(const DimExpr &dim, const DimExpr &index,
+                            int64_t step, bool isEnd);
+
 /// What shape inference knows of a tensor.
 struct SymTensor {
   mlir::Type elementType;

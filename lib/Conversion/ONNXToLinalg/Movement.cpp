@@ -11,6 +11,7 @@
 #include "lockstep/Conversion/ONNXToLinalg.h"
 
 #include "lockstep/Dialect/ONNX/ONNXDialect.h"
+#include "lockstep/Shape/ShapeInference.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -23,7 +24,6 @@ using namespace lockstep::onnxir;
 
 namespace {
 
-constexpr int64_t kHuge = int64_t(1) << 30;
 
 LogicalResult lowerReshapeLike(Operation *op, Value data, Value result,
                                LoweringState &s) {
@@ -137,19 +137,9 @@ LogicalResult lowerSlice(SliceOp op, LoweringState &s) {
     int64_t ax = axes[i] < 0 ? axes[i] + rank : axes[i];
     if (steps[i] == 0)
       return op.emitError("a Slice step is 0");
-    // The same normalization as shape inference (docs/shapes.md): stepping
-    // up, a start is clamped to [0, d]; stepping down, to [0, d - 1].
-    DimExpr start = (*starts)[i];
-    bool down = steps[i] < 0;
-    if (auto c = start.getConstant()) {
-      if (*c >= kHuge)
-        start = down ? in[ax] - DimExpr(1) : in[ax];
-      else if (*c < 0)
-        start = *c <= -kHuge ? DimExpr(0) : in[ax] + DimExpr(*c);
-      if (auto d = in[ax].getConstant())
-        start = DimExpr(std::clamp<int64_t>(*start.getConstant(), 0,
-                                            down ? std::max<int64_t>(*d - 1, 0) : *d));
-    }
+    // The normalization shape inference sized the result with.
+    DimExpr start = normalizeSliceIndex(in[ax], (*starts)[i], steps[i],
+                                        /*isEnd=*/false);
     startOf[ax] = start;
     stepOf[ax] = steps[i];
     offsets[ax] = fold(s, start);
