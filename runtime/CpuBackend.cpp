@@ -144,6 +144,19 @@ bool lockstep::rt::loadCpuModule(const LoadedArtifact &artifact, CpuModule &out,
             quoted(artifact.meta().target) + ", not " + quoted(kCpuTarget);
     return false;
   }
+  // The code uses the instructions of its x86-64 level (FMA, AVX2).
+  for (const auto &[key, value] : artifact.meta().properties) {
+    if (key != "cpu_level")
+      continue;
+    bool ok = value == "x86-64-v2"   ? __builtin_cpu_supports("x86-64-v2")
+              : value == "x86-64-v3" ? __builtin_cpu_supports("x86-64-v3")
+                                     : false;
+    if (!ok) {
+      error = quoted(artifact.path()) + " is compiled for " + quoted(value) +
+              ", which this CPU does not support";
+      return false;
+    }
+  }
   if (!loadCpuModule(artifact.code(), out, error)) {
     error = quoted(artifact.path()) + ": " + error;
     return false;

@@ -6,18 +6,45 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/raw_ostream.h"
 
-mlir::LogicalResult lockstep::buildCPUCodegenPipeline(mlir::OpPassManager &pm) {
+namespace {
+
+void registerOnce() {
   // The textual pipeline names passes, so they must be registered (once).
   static bool registered = [] {
     mlir::registerAllPasses();
-    registerLockstepPasses();
+    lockstep::registerLockstepPasses();
     return true;
   }();
   (void)registered;
+}
+
+/// The function passes from onnx to linalg in the canonical form.
+std::string linalgPasses(const lockstep::CodegenOptions &options) {
+  std::string s = "convert-onnx-to-linalg, lockstep-canonical-reductions{policy=" +
+                  options.reductionPolicy + "}";
+  if (options.reductionPolicy == "canonical")
+    s += ", lockstep-verify-invariance";
+  return s;
+}
+
+} // namespace
+
+mlir::LogicalResult
+lockstep::buildLinalgPipeline(mlir::OpPassManager &pm,
+                              const CodegenOptions &options) {
+  registerOnce();
+  return mlir::parsePassPipeline("func.func(" + linalgPasses(options) + ")", pm,
+                                 llvm::errs());
+}
+
+mlir::LogicalResult
+lockstep::buildCPUCodegenPipeline(mlir::OpPassManager &pm,
+                                  const CodegenOptions &options) {
+  registerOnce();
   // Upstream passes are named by their pipeline text, which is stable across
   // MLIR versions where their C++ constructors are not.
-  static const char *kPipeline =
-      "func.func(convert-onnx-to-linalg, lockstep-outputs-to-args),"
+  std::string pipeline =
+      "func.func(" + linalgPasses(options) + ", lockstep-outputs-to-args),"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,"
@@ -28,5 +55,5 @@ mlir::LogicalResult lockstep::buildCPUCodegenPipeline(mlir::OpPassManager &pm) {
       "convert-arith-to-llvm, convert-index-to-llvm, convert-cf-to-llvm,"
       "convert-func-to-llvm, reconcile-unrealized-casts, lockstep-emit-entry,"
       "lockstep-dispatch-parallel";
-  return mlir::parsePassPipeline(kPipeline, pm, llvm::errs());
+  return mlir::parsePassPipeline(pipeline, pm, llvm::errs());
 }

@@ -64,6 +64,8 @@ LogicalResult lockstep::emitCPUArtifact(ModuleOp module, const std::string &path
   rt::ArtifactMeta meta;
   meta.producer = options.producer;
   meta.target = rt::kCpuTarget;
+  meta.properties.push_back({"cpu_level", kCpuLevel});
+  meta.properties.push_back({"reduction_policy", options.codegen.reductionPolicy});
   auto nameOf = [](DictionaryAttr d, unsigned i) {
     auto n = d ? d.getAs<StringAttr>("onnx.name") : StringAttr();
     return n ? n.str() : "#" + std::to_string(i);
@@ -126,7 +128,7 @@ LogicalResult lockstep::emitCPUArtifact(ModuleOp module, const std::string &path
   }
 
   PassManager pm(module.getContext());
-  if (failed(buildCPUCodegenPipeline(pm)) || failed(pm.run(module)))
+  if (failed(buildCPUCodegenPipeline(pm, options.codegen)) || failed(pm.run(module)))
     return failure();
   std::vector<uint8_t> so;
   std::string error;

@@ -40,14 +40,18 @@ const char *kOverview =
     "      Compile an ONNX model into an artifact for the CPU: the x86-64\n"
     "      code, the inputs' and outputs' symbolic dims, and the weights\n"
     "      (auto: weights inside the .onnx file are embedded, external data\n"
-    "      is referenced by path, offset, length and checksum).\n\n"
+    "      is referenced by path, offset, length and checksum). Every\n"
+    "      reduction is put in the numerics contract's chunked form and\n"
+    "      checked by the invariance verifier; --reduction-policy=adaptive\n"
+    "      builds the batch-dependent negative control instead.\n\n"
     "  lockstep-opt MODEL.onnx [--emit=onnx|onnx-raw|summary|linalg|llvm] [-o FILE]\n"
     "      Import an ONNX model (binary, with external data, or the ONNX\n"
     "      textual syntax in a .onnxtxt file) and print the onnx dialect\n"
     "      module: onnx-raw right after import, onnx (the default) with\n"
     "      symbolic shapes inferred and constant shape computations folded,\n"
     "      summary a short description of inputs, outputs, weights and ops,\n"
-    "      linalg after lowering to linalg on tensors, llvm the LLVM dialect.\n\n"
+    "      linalg after lowering to linalg on tensors with reductions in\n"
+    "      the canonical form (verified), llvm the LLVM dialect.\n\n"
     "  lockstep-opt FILE.mlir [--onnx-infer-shapes ...]\n"
     "      Run passes over an MLIR file, like mlir-opt (options below).\n";
 
@@ -89,7 +93,24 @@ int importMain(int argc, char **argv) {
       "weights", cl::desc("With lsa: auto (embed weights stored in the model "
                           "file, reference external data), embed or reference"),
       cl::init("auto"));
+  cl::opt<std::string> reductionPolicy(
+      "reduction-policy",
+      cl::desc("canonical (default): every reduction in the numerics "
+               "contract's chunked form, checked by the invariance verifier; "
+               "adaptive: the negative control, which picks split points from "
+               "the number of rows at run time like ordinary stacks (not "
+               "batch-invariant; the verifier is off)"),
+      cl::init("canonical"));
   cl::ParseCommandLineOptions(argc, argv, kOverview);
+  if (reductionPolicy != "canonical" && reductionPolicy != "adaptive") {
+    errs() << "lockstep-opt: unknown --reduction-policy value '" << reductionPolicy
+           << "' (expected canonical or adaptive)\n";
+    return 2;
+  }
+  if (reductionPolicy == "adaptive")
+    errs() << "lockstep-opt: warning: --reduction-policy=adaptive is the "
+              "negative control: reductions split by batch size, not "
+              "batch-invariant, verifier off\n";
   if (emit.empty())
     emit = StringRef(output).ends_with(".lsa") ? "lsa" : "onnx";
   if (emit != "onnx" && emit != "onnx-raw" && emit != "summary" &&
@@ -99,6 +120,7 @@ int importMain(int argc, char **argv) {
     return 2;
   }
   lockstep::ArtifactOptions artifactOptions;
+  artifactOptions.codegen.reductionPolicy = reductionPolicy;
   if (weights == "embed")
     artifactOptions.weights = lockstep::WeightPolicy::Embed;
   else if (weights == "reference")
@@ -137,9 +159,9 @@ int importMain(int argc, char **argv) {
     return failed(lockstep::emitCPUArtifact(*module, outPath, artifactOptions)); }
   if (emit == "linalg" || emit == "llvm") {
     PassManager pm(&ctx);
-    if (emit == "linalg")
-      pm.addNestedPass<func::FuncOp>(lockstep::createConvertONNXToLinalg());
-    else if (failed(lockstep::buildCPUCodegenPipeline(pm)))
+    if (failed(emit == "linalg"
+                   ? lockstep::buildLinalgPipeline(pm, artifactOptions.codegen)
+                   : lockstep::buildCPUCodegenPipeline(pm, artifactOptions.codegen)))
       return 1;
     if (failed(pm.run(*module)))
       return 1;

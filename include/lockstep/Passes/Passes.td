@@ -164,4 +164,92 @@ def DispatchParallel : Pass<"lockstep-dispatch-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def CanonicalReductions : Pass<"lockstep-canonical-reductions", "mlir::func::FuncOp"> {
+  let summary = "Rewrite every floating-point sum into the canonical chunked form";
+  let description = [{
+    The numerics contract (DESIGN.md): a reduction of length L is cut into
+    chunks of width C counted from index 0. Each chunk is folded left to
+    right from +0.0 (`p = fma(a, b, p)` for dot products, `p = p + x` for
+    sums), and the chunk partials are folded left to right. C is a
+    compile-time constant chosen from the reduction's own length: L itself
+    when L is static and at most `max-chunk`; else the largest divisor of L in
+    [`min-chunk`, `max-chunk`]; else `max-chunk`; and `dynamic-chunk` when L
+    is dynamic. It never depends on a parallel dim.
+
+    A linalg.generic with one floating-point add (or fma) reduction dim r of
+    length L becomes:
+    - a `partial` generic over the first floor(L/C) whole chunks: r is split
+      into a parallel chunk dim j and a reduction dim k of static extent C
+      (the operands are sliced and expanded, never copied), so partial j is
+      the fold of elements [jC, jC + C) from +0.0;
+    - a `combine` generic that folds the partials over j, in increasing j,
+      into the op's original init;
+    - when L mod C can be nonzero, a `tail` generic folding [floor(L/C)·C, L)
+      from +0.0, and an elementwise add of it after the combine.
+    Each carries `lockstep.chunk_width = C` and `lockstep.chunk_role`; a
+    generic whose L is static and at most C is kept whole and marked `whole`.
+    Reductions over several dims are rejected (the lowering collapses them).
+    Max and min reductions and integer reductions are exact in any order and
+    are left as they are.
+
+    linalg.softmax becomes chunk-local statistics: per chunk j the max m_j
+    and s_j = Σ exp(x - m_j) (0 when m_j = -inf), merged left to right with
+    m = max(m_acc, m_j), l = l_acc·exp(m_acc - m) + s_j·exp(m_j - m), every
+    product and sum spelled out; the output is exp(x - m) / l.
+
+    `policy=adaptive` is the negative control: when the product of a
+    reduction's dynamic parallel extents (its rows) is below `adaptive-rows`,
+    it is chunked with width `adaptive-chunk`, else folded whole, chosen at
+    run time by an scf.if, the way ordinary stacks pick split-K from the
+    batch size. lockstep-verify-invariance rejects it.
+
+    Example: a matmul generic over (m, k, n) with k of dynamic length becomes
+    a partial over (m, j, k', n) with k' of extent 64 reading
+    `tensor.expand_shape` of the sliced operands, a combine over (m, j, n),
+    and a tail over (m, k, n) of the last L mod 64 elements.
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"\"canonical\"",
+           "canonical (the contract) or adaptive (the batch-dependent negative control)">,
+    Option<"maxChunk", "max-chunk", "int64_t", /*default=*/"256",
+           "Largest chunk width for a static length">,
+    Option<"minChunk", "min-chunk", "int64_t", /*default=*/"64",
+           "Smallest divisor of a static length taken as the chunk width">,
+    Option<"dynamicChunk", "dynamic-chunk", "int64_t", /*default=*/"64",
+           "Chunk width for a dynamic length">,
+    Option<"adaptiveRows", "adaptive-rows", "int64_t", /*default=*/"4",
+           "adaptive policy: split when the rows are fewer than this">,
+    Option<"adaptiveChunk", "adaptive-chunk", "int64_t", /*default=*/"16",
+           "adaptive policy: chunk width of the split">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def VerifyInvariance : Pass<"lockstep-verify-invariance", "mlir::func::FuncOp"> {
+  let summary = "Fail when a reduction's order or split could depend on the batch";
+  let description = [{
+    Checks, for every linalg op with a reduction dim, that the way it is
+    split cannot depend on anything but the reduction's own length:
+    - a floating-point reduction whose combiner is not exact (add, fma, mul)
+      carries the canonical form's `lockstep.chunk_width` and
+      `lockstep.chunk_role`; a `partial` or `whole` reduction runs over a
+      static extent equal to its chunk width, a `tail` over fewer elements;
+    - the chunk count of a partial comes from the reduced dim of its own
+      operand (`tensor.dim` of that axis divided by the width);
+    - no reduction sits under control flow (scf.if, loops) whose condition
+      or bounds are computed from tensor sizes: that is how a split chosen
+      from the number of rows shows up;
+    - no linalg.softmax is left (it reduces in an unspecified order).
+    Max and min reductions and integer reductions are exact and pass.
+    Errors are located at the op (its ONNX node).
+
+    Example: a generic under `scf.if %few_rows` where `%few_rows` is computed
+    from `tensor.dim %x, %c0` of a parallel dim is an error: "the split of
+    this reduction depends on dim 0 of an operand, which is not the reduced
+    dim".
+  }];
+}
+
 #endif

@@ -2,6 +2,7 @@
 #ifndef LOCKSTEP_TARGET_ARTIFACTEMITTER_H
 #define LOCKSTEP_TARGET_ARTIFACTEMITTER_H
 
+#include "lockstep/Target/CPUCodegen.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <string>
@@ -17,6 +18,7 @@ enum class WeightPolicy {
 struct ArtifactOptions {
   WeightPolicy weights = WeightPolicy::Auto;
   std::string producer = "lockstep-opt";
+  CodegenOptions codegen;
 };
 
 /// Compiles `module` (the onnx form, shapes inferred) for the CPU and writes

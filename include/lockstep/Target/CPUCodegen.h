@@ -10,10 +10,29 @@
 
 namespace lockstep {
 
+/// The x86-64 level that artifacts are compiled for (the artifact's
+/// `cpu_level` property; the runtime checks the host against it).
+inline constexpr const char *kCpuLevel = "x86-64-v3";
+
+/// Choices of the codegen pipeline.
+struct CodegenOptions {
+  /// "canonical": every reduction in the contract's chunked form, checked by
+  /// lockstep-verify-invariance. "adaptive": the negative control, whose
+  /// splits depend on the number of rows; the verifier is off.
+  std::string reductionPolicy = "canonical";
+};
+
+/// Adds the passes from the onnx form (shapes inferred) to linalg in the
+/// canonical reduction form, verified (what `--emit=linalg` prints).
+mlir::LogicalResult buildLinalgPipeline(mlir::OpPassManager &pm,
+                                        const CodegenOptions &options);
+
 /// Adds the passes from the onnx form (shapes inferred) to the LLVM dialect:
-/// lowering to linalg, outputs as arguments, bufferization, loops, LLVM, and
-/// the `lockstep_entry` wrapper.
-mlir::LogicalResult buildCPUCodegenPipeline(mlir::OpPassManager &pm);
+/// lowering to linalg, canonical reductions and their verification, outputs
+/// as arguments, bufferization, loops, LLVM, and the `lockstep_entry`
+/// wrapper.
+mlir::LogicalResult buildCPUCodegenPipeline(mlir::OpPassManager &pm,
+                                            const CodegenOptions &options = {});
 
 /// Translates an LLVM-dialect module to LLVM IR, compiles it for x86-64 with
 /// no fast-math and no FMA contraction, and links the object into a shared

@@ -2,8 +2,9 @@
 //
 // A contraction is one linalg.generic with the batch, row and column dims
 // parallel and the contraction dim a reduction; batch broadcasting is in the
-// indexing maps. The body is a multiply and an add, kept separate: how the
-// sum is ordered and split is decided later, by the canonical reduction pass.
+// indexing maps. The body of a float contraction is the contract's
+// `acc = fma(a, b, acc)`, one rounding per term; how the sum is ordered and
+// split is decided later, by the canonical reduction pass.
 // The loop dims are ordered (batch, row, k, column): each output element
 // still sums over k in increasing order, but the innermost loop runs over
 // contiguous columns, independent lanes that vectorize without reassociation.
@@ -14,6 +15,7 @@
 #include "lockstep/Dialect/ONNX/ONNXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
 using namespace lockstep;
@@ -27,7 +29,7 @@ Value zeroOf(OpBuilder &b, Location loc, Type t) {
 
 Value mulAdd(OpBuilder &b, Location loc, Value a, Value x, Value acc) {
   if (isa<FloatType>(a.getType()))
-    return arith::AddFOp::create(b, loc, acc, arith::MulFOp::create(b, loc, a, x));
+    return math::FmaOp::create(b, loc, a, x, acc);
   return arith::AddIOp::create(b, loc, acc, arith::MulIOp::create(b, loc, a, x));
 }
 

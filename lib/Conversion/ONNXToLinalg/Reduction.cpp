@@ -67,6 +67,28 @@ struct Reduced {
   SmallVector<DimExpr> dims;
 };
 
+/// The groups that expand the reduction of a tensor without its reduced
+/// axes back to its rank with 1s there: each kept axis takes the reduced
+/// axes that follow it, and the first kept axis those before it too. With
+/// every axis reduced there is no group (a 0-d tensor expands to all 1s).
+SmallVector<ReassociationIndices> expandGroups(ArrayRef<bool> reduced) {
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices leading;
+  for (int64_t i = 0; i < (int64_t)reduced.size(); ++i) {
+    if (reduced[i]) {
+      if (groups.empty())
+        leading.push_back(i);
+      else
+        groups.back().push_back(i);
+      continue;
+    }
+    groups.push_back(leading);
+    groups.back().push_back(i);
+    leading.clear();
+  }
+  return groups;
+}
+
 /// Reduces `in` (dims `inDims`) over the axes marked in `reduced`; the
 /// reduced axes are kept with size 1 or dropped.
 Reduced reduce(LoweringState &s, Location loc, Value in,
@@ -74,7 +96,73 @@ Reduced reduce(LoweringState &s, Location loc, Value in,
                bool keepdims) {
   OpBuilder &b = s.builder();
   unsigned rank = inDims.size();
+  // The output dims: the input's with the reduced ones dropped or kept as 1.
   SmallVector<DimExpr> outDims;
+  for (unsigned i = 0; i < rank; ++i)
+    if (!reduced[i] || keepdims)
+      outDims.push_back(reduced[i] ? DimExpr(1) : inDims[i]);
+  // The canonical form reduces over one dim: the reduced axes are moved
+  // together (a transpose, when they are not adjacent) and collapsed.
+  unsigned nRed = llvm::count(reduced, true);
+  if (nRed > 1) {
+    SmallVector<int64_t> perm;
+    for (unsigned i = 0; i < rank; ++i)
+      if (!reduced[i])
+        perm.push_back(i);
+    for (unsigned i = 0; i < rank; ++i)
+      if (reduced[i])
+        perm.push_back(i);
+    unsigned first = llvm::find(reduced, true) - reduced.begin();
+    bool adjacent = llvm::all_of(llvm::seq(first, first + nRed),
+                                 [&](unsigned i) { return reduced[i]; });
+    SmallVector<DimExpr> dims(inDims);
+    SmallVector<bool> red(reduced);
+    Type elt = cast<ShapedType>(in.getType()).getElementType();
+    if (!adjacent) {
+      SmallVector<DimExpr> pd;
+      SmallVector<bool> pr;
+      for (int64_t p : perm) {
+        pd.push_back(inDims[p]);
+        pr.push_back(reduced[p]);
+      }
+      in = linalg::TransposeOp::create(b, loc, in, s.empty(loc, pd, elt), perm)
+               .getResult()[0];
+      dims = pd;
+      red = pr;
+      first = rank - nRed;
+    }
+    SmallVector<ReassociationIndices> assoc;
+    SmallVector<DimExpr> cd;
+    SmallVector<bool> cr;
+    for (unsigned i = 0; i < rank; ++i) {
+      if (red[i] && i != first) {
+        assoc.back().push_back(i);
+        cd.back() = cd.back() * dims[i];
+        continue;
+      }
+      assoc.push_back({(int64_t)i});
+      cd.push_back(dims[i]);
+      cr.push_back(red[i]);
+    }
+    SmallVector<int64_t> shape;
+    for (const DimExpr &d : cd)
+      shape.push_back(d.getConstant().value_or(ShapedType::kDynamic));
+    in = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get(shape, elt), in, assoc);
+    // Reduce the collapsed tensor, keeping the one reduced dim when keepdims
+    // is set, then give the result the output's dims.
+    Reduced r = reduce(s, loc, in, cd, cr, k, /*keepdims=*/false);
+    if (!keepdims)
+      return r;
+    SmallVector<int64_t> outShape;
+    for (const DimExpr &d : outDims)
+      outShape.push_back(d.getConstant().value_or(ShapedType::kDynamic));
+    Value v = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(outShape, elt), r.value,
+        expandGroups(reduced), s.mixed(outDims));
+    return {v, outDims};
+  }
+  outDims.clear();
   SmallVector<AffineExpr> outMap;
   SmallVector<utils::IteratorType> iters;
   for (unsigned i = 0; i < rank; ++i) {
@@ -181,22 +269,17 @@ SmallVector<bool> reducedAxes(int64_t axis, int64_t rank, bool toLast) {
 }
 
 LogicalResult lowerSoftmax(SoftmaxOp op, LoweringState &s) {
-  Location loc = op.getLoc();
-  SmallVector<DimExpr> dims = s.dims(op.getInput());
-  SmallVector<bool> reduced =
-      reducedAxes((int64_t)op.getAxis(), dims.size(), /*toLast=*/false);
+  // linalg.softmax leaves the order of its sums open; the canonical
+  // reduction pass gives it the contract's chunk-local statistics.
+  int64_t rank = s.dims(op.getInput()).size();
+  int64_t axis = (int64_t)op.getAxis();
+  if (axis < 0)
+    axis += rank;
   Value x = s.get(op.getInput());
-  Reduced m = reduce(s, loc, x, dims, reduced, Kind::Max, true);
-  Value e = binary(s, loc, dims, x, dims, m.value, m.dims,
-                   [](OpBuilder &b, Location l, Value a, Value c) -> Value {
-                     return math::ExpOp::create(b, l, arith::SubFOp::create(b, l, a, c));
-                   });
-  Reduced sum = reduce(s, loc, e, dims, reduced, Kind::Sum, true);
-  Value y = binary(s, loc, dims, e, dims, sum.value, sum.dims,
-                   [](OpBuilder &b, Location l, Value a, Value c) -> Value {
-                     return arith::DivFOp::create(b, l, a, c);
-                   });
-  s.set(op.getOutput(), y);
+  Value out = s.empty(op.getOutput());
+  auto sm = linalg::SoftmaxOp::create(s.builder(), op.getLoc(), out.getType(), x,
+                                      out, axis);
+  s.set(op.getOutput(), sm.getResult()[0]);
   return success();
 }
 

@@ -1,0 +1,62 @@
+//===- Chunking.h - The canonical chunked form of reductions ----*- C++ -*-===//
+//
+// Builders for the numerics contract's reduction form (DESIGN.md): a sum of
+// length L is cut into chunks of width C counted from index 0, each chunk is
+// folded left to right from +0.0, and the chunk partials are folded left to
+// right. lockstep-canonical-reductions applies them; lockstep-verify-invariance
+// checks their marks.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOCKSTEP_REDUCTIONS_CHUNKING_H
+#define LOCKSTEP_REDUCTIONS_CHUNKING_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <optional>
+
+namespace lockstep {
+
+/// The marks of the canonical form on a linalg op.
+constexpr llvm::StringLiteral kChunkWidthAttr = "lockstep.chunk_width";
+constexpr llvm::StringLiteral kChunkRoleAttr = "lockstep.chunk_role";
+
+/// How a reduction op folds its accumulator.
+enum class Combiner {
+  Add,   ///< acc + x, or fma(a, b, acc): chunked
+  Mul,   ///< acc * x: chunked, from 1.0
+  Exact, ///< max, min, or an integer op: any order gives the same result
+};
+
+/// The combiner of the single-output reduction op `op`, or nullopt when the
+/// region is not a recognizable fold of its output argument.
+std::optional<Combiner> classifyCombiner(mlir::linalg::LinalgOp op);
+
+/// The chunk width for a reduction of length `length` (nullopt: dynamic).
+struct ChunkWidths {
+  int64_t maxChunk = 256, minChunk = 64, dynamicChunk = 64;
+  int64_t choose(std::optional<int64_t> length) const;
+};
+
+/// Rewrites `op`, a linalg.generic with exactly one reduction dim and an Add
+/// or Mul combiner, into the chunked form of width `width` (partial, combine
+/// and, when needed, tail). Returns the value that replaces the op's result
+/// (the caller replaces it). When the length is static and at most `width`
+/// the op is only marked `whole` and its result returned.
+mlir::FailureOr<mlir::Value> chunkGeneric(mlir::RewriterBase &rw,
+                                          mlir::linalg::GenericOp op,
+                                          int64_t width);
+
+/// Rewrites linalg.softmax into chunk-local statistics of width `width`.
+mlir::FailureOr<mlir::Value> chunkSoftmax(mlir::RewriterBase &rw,
+                                          mlir::linalg::SoftmaxOp op,
+                                          int64_t width);
+
+/// The length of the reduction dim `dim` of `op` (a static size or an index
+/// value computed from the dim of an operand), built at the rewriter's point.
+mlir::OpFoldResult reductionLength(mlir::RewriterBase &rw,
+                                   mlir::linalg::LinalgOp op, unsigned dim);
+
+} // namespace lockstep
+
+#endif

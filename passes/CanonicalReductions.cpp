@@ -1,0 +1,155 @@
+//===- CanonicalReductions.cpp - The lockstep-canonical-reductions pass ---===//
+#include "lockstep/Passes/Passes.h"
+#include "lockstep/Reductions/Chunking.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace lockstep {
+#define GEN_PASS_DEF_CANONICALREDUCTIONS
+#include "lockstep/Passes/Passes.h.inc"
+} // namespace lockstep
+
+using namespace mlir;
+using namespace lockstep;
+
+namespace {
+
+struct CanonicalReductionsPass
+    : public lockstep::impl::CanonicalReductionsBase<CanonicalReductionsPass> {
+  using Base::Base;
+
+  /// The product of the dynamic sizes of the parallel dims of `op` (its
+  /// rows), or null when all are static.
+  Value rows(RewriterBase &rw, Operation *op) {
+    Location loc = op->getLoc();
+    Value prod;
+    auto mul = [&](Value s) {
+      prod = prod ? arith::MulIOp::create(rw, loc, prod, s).getResult() : s;
+    };
+    if (auto sm = dyn_cast<linalg::SoftmaxOp>(op)) {
+      auto t = cast<RankedTensorType>(sm.getInput().getType());
+      for (unsigned d = 0; d < t.getRank(); ++d)
+        if (d != sm.getDimension() && t.isDynamicDim(d))
+          mul(tensor::DimOp::create(rw, loc, sm.getInput(), d));
+      return prod;
+    }
+    auto lop = cast<linalg::LinalgOp>(op);
+    SmallVector<int64_t> statics = lop.getStaticLoopRanges();
+    SmallVector<utils::IteratorType> iters = lop.getIteratorTypesArray();
+    for (unsigned d = 0; d < iters.size(); ++d) {
+      if (iters[d] != utils::IteratorType::parallel || !ShapedType::isDynamic(statics[d]))
+        continue;
+      for (OpOperand &o : op->getOpOperands()) {
+        AffineMap m = lop.getMatchingIndexingMap(&o);
+        std::optional<unsigned> p =
+            m.getResultPosition(getAffineDimExpr(d, op->getContext()));
+        if (!p)
+          continue;
+        mul(getValueOrCreateConstantIndexOp(
+            rw, loc, tensor::getMixedSize(rw, loc, o.get(), *p)));
+        break;
+      }
+    }
+    return prod;
+  }
+
+  /// Builds the chunked form of `op` with width `width` before it (width 0:
+  /// the op kept whole) and returns its value.
+  FailureOr<Value> build(RewriterBase &rw, Operation *op, int64_t width) {
+    if (auto sm = dyn_cast<linalg::SoftmaxOp>(op))
+      return chunkSoftmax(rw, sm, width);
+    auto g = cast<linalg::GenericOp>(op);
+    if (width == 0) // folded whole, as the op is
+      return op->getResult(0);
+    return chunkGeneric(rw, g, width);
+  }
+
+  LogicalResult rewrite(RewriterBase &rw, Operation *op, ChunkWidths widths) {
+    rw.setInsertionPoint(op);
+    std::optional<int64_t> length;
+    if (auto sm = dyn_cast<linalg::SoftmaxOp>(op)) {
+      int64_t s = cast<ShapedType>(sm.getInput().getType()).getDimSize(sm.getDimension());
+      if (!ShapedType::isDynamic(s))
+        length = s;
+    } else {
+      SmallVector<unsigned> red;
+      auto lop = cast<linalg::LinalgOp>(op);
+      lop.getReductionDims(red);
+      int64_t s = lop.getStaticLoopRanges()[red[0]];
+      if (!ShapedType::isDynamic(s))
+        length = s;
+    }
+    Value few;
+    if (policy == "adaptive")
+      if (Value rowCount = rows(rw, op))
+        few = arith::CmpIOp::create(
+            rw, op->getLoc(), arith::CmpIPredicate::ult, rowCount,
+            arith::ConstantIndexOp::create(rw, op->getLoc(), adaptiveRows));
+    if (!few) {
+      FailureOr<Value> v = build(rw, op, widths.choose(length));
+      if (failed(v))
+        return op->emitError("cannot put this reduction in the canonical chunked form");
+      if (*v != op->getResult(0))
+        rw.replaceOp(op, *v);
+      return success();
+    }
+    // The negative control: split with a small chunk when there are few
+    // rows, fold whole otherwise, chosen at run time.
+    auto ifOp = scf::IfOp::create(rw, op->getLoc(), op->getResultTypes(), few,
+                                  /*withElseRegion=*/true);
+    for (int branch = 0; branch < 2; ++branch) {
+      Block *blk = branch == 0 ? ifOp.thenBlock() : ifOp.elseBlock();
+      rw.setInsertionPointToStart(blk);
+      Operation *copy = rw.clone(*op);
+      rw.setInsertionPoint(copy);
+      FailureOr<Value> v = build(rw, copy, branch == 0 ? adaptiveChunk : 0);
+      if (failed(v))
+        return op->emitError("cannot chunk this reduction");
+      rw.setInsertionPointToEnd(blk);
+      scf::YieldOp::create(rw, op->getLoc(), *v);
+      if (*v != copy->getResult(0))
+        rw.eraseOp(copy);
+    }
+    rw.replaceOp(op, ifOp.getResults());
+    return success();
+  }
+
+  void runOnOperation() override {
+    if (policy != "canonical" && policy != "adaptive") {
+      getOperation().emitError("unknown reduction policy '") << policy
+          << "' (expected canonical or adaptive)";
+      return signalPassFailure();
+    }
+    ChunkWidths widths{maxChunk, minChunk, dynamicChunk};
+    SmallVector<Operation *> work;
+    getOperation().walk([&](Operation *op) {
+      if (isa<linalg::SoftmaxOp>(op)) {
+        work.push_back(op);
+        return;
+      }
+      auto g = dyn_cast<linalg::GenericOp>(op);
+      if (!g || g.getNumReductionLoops() == 0)
+        return;
+      std::optional<Combiner> c = classifyCombiner(g);
+      if (c && *c == Combiner::Exact)
+        return;
+      work.push_back(op);
+    });
+    IRRewriter rw(&getContext());
+    for (Operation *op : work) {
+      auto g = dyn_cast<linalg::GenericOp>(op);
+      if (g && (g.getNumReductionLoops() != 1 || !classifyCombiner(g))) {
+        op->emitError("reduction not supported by the canonical form: ")
+            << (g.getNumReductionLoops() != 1 ? "it reduces over several dims"
+                                              : "its fold is not an add, fma or mul");
+        return signalPassFailure();
+      }
+      if (failed(rewrite(rw, op, widths)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
