@@ -65,8 +65,9 @@ struct SoftmaxBuilder {
     Value jInf = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, mj, negInf(b, l));
     alpha = arith::SelectOp::create(b, l, mInf, cst(b, l, 0.0), alpha);
     beta = arith::SelectOp::create(b, l, jInf, cst(b, l, 0.0), beta);
-    Value ln = arith::AddFOp::create(b, l, arith::MulFOp::create(b, l, lsum, alpha),
-                                     arith::MulFOp::create(b, l, sj, beta));
+    Value la = arith::MulFOp::create(b, l, lsum, alpha);
+    Value sb = arith::MulFOp::create(b, l, sj, beta);
+    Value ln = arith::AddFOp::create(b, l, la, sb);
     return {mn, ln};
   }
   AffineMap dropDim(unsigned n, unsigned d) {

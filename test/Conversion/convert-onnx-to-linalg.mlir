@@ -20,13 +20,12 @@ func.func @add_bias(%x: tensor<?x64xf32, #onnx.dims<[n, 64]>>, %b: tensor<64xf32
 
 // MatMul is a generic with the contraction dim as a reduction before the
 // column dim (each sum still runs over k in order; columns vectorize),
-// accumulating into a zero fill with a separate multiply and add.
+// accumulating into a zero fill with the contract's explicit fma.
 // CHECK-LABEL: func.func @matmul
 // CHECK: linalg.fill
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]
-// CHECK: arith.mulf
-// CHECK-NEXT: arith.addf
-// CHECK-NOT: math.fma
+// CHECK: math.fma %in, %in_{{.*}}, %out
+// CHECK-NOT: arith.mulf
 func.func @matmul(%x: tensor<?x?x16xf32, #onnx.dims<[b, s, 16]>>, %w: tensor<16x8xf32>)
     -> tensor<?x?x8xf32, #onnx.dims<[b, s, 8]>> {
   %y = "onnx.MatMul"(%x, %w) : (tensor<?x?x16xf32, #onnx.dims<[b, s, 16]>>, tensor<16x8xf32>) -> tensor<?x?x8xf32, #onnx.dims<[b, s, 8]>>
@@ -35,15 +34,11 @@ func.func @matmul(%x: tensor<?x?x16xf32, #onnx.dims<[b, s, 16]>>, %w: tensor<16x
 
 // -----
 
-// Softmax decomposes into a max reduction, exp, a sum reduction and a divide.
+// Softmax is linalg.softmax, whose sums lockstep-canonical-reductions
+// orders (chunk-local statistics); a negative axis counts from the end.
 // CHECK-LABEL: func.func @softmax
-// CHECK: arith.constant 0xFF800000 : f32
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
-// CHECK: arith.maximumf
-// CHECK: math.exp
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
-// CHECK: arith.addf
-// CHECK: arith.divf
+// CHECK: %[[E:.*]] = tensor.empty
+// CHECK: linalg.softmax dimension(1) ins(%arg0 : tensor<?x8xf32>) outs(%[[E]] : tensor<?x8xf32>)
 func.func @softmax(%x: tensor<?x8xf32, #onnx.dims<[n, 8]>>) -> tensor<?x8xf32, #onnx.dims<[n, 8]>> {
   %y = "onnx.Softmax"(%x) {axis = -1 : i64} : (tensor<?x8xf32, #onnx.dims<[n, 8]>>) -> tensor<?x8xf32, #onnx.dims<[n, 8]>>
   return %y : tensor<?x8xf32, #onnx.dims<[n, 8]>>
@@ -380,12 +375,28 @@ func.func @layernorm_f16(%x: tensor<?x8xf16, #onnx.dims<[n, 8]>>, %g: tensor<8xf
 // -----
 
 // An axes input of size 0 is empty, even when its values are unknown: every
-// axis is reduced.
+// axis is reduced. The reduced axes are collapsed into one (the canonical
+// form reduces over one dim) and the result expanded back to 1x1.
 // CHECK-LABEL: func.func @reduce_empty_axes_input
-// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]{{.*}} ins(%arg0 : tensor<3x4xf32>)
+// CHECK: %[[C:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1]] : tensor<3x4xf32> into tensor<12xf32>
+// CHECK: %[[R:.*]] = linalg.generic {{.*}}iterator_types = ["reduction"]{{.*}} ins(%[[C]] : tensor<12xf32>)
+// CHECK: tensor.expand_shape %[[R]] [] output_shape [1, 1] : tensor<f32> into tensor<1x1xf32>
 func.func @reduce_empty_axes_input(%x: tensor<3x4xf32>, %axes: tensor<0xi64>) -> tensor<1x1xf32> {
   %y = "onnx.ReduceSum"(%x, %axes) : (tensor<3x4xf32>, tensor<0xi64>) -> tensor<1x1xf32>
   return %y : tensor<1x1xf32>
+}
+
+// -----
+
+// Non-adjacent reduced axes are moved last by a transpose first.
+// CHECK-LABEL: func.func @reduce_non_adjacent
+// CHECK: %[[T:.*]] = linalg.transpose ins(%arg0 : tensor<2x3x4xf32>) outs(%{{.*}} : tensor<3x2x4xf32>) permutation = [1, 0, 2]
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[T]] {{\[\[}}0], [1, 2]] : tensor<3x2x4xf32> into tensor<3x8xf32>
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%[[C]] : tensor<3x8xf32>)
+func.func @reduce_non_adjacent(%x: tensor<2x3x4xf32>) -> tensor<3xf32> {
+  %axes = "onnx.Constant"() {value = dense<[0, 2]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %y = "onnx.ReduceSum"(%x, %axes) {keepdims = 0 : i64} : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<3xf32>
+  return %y : tensor<3xf32>
 }
 
 // -----

@@ -1,0 +1,210 @@
+// RUN: lockstep-opt %s --split-input-file --lockstep-canonical-reductions | FileCheck %s
+// RUN: lockstep-opt %s --split-input-file --lockstep-canonical-reductions=policy=adaptive | FileCheck %s --check-prefix=ADAPT
+
+#mk = affine_map<(m, k, n) -> (m, k)>
+#kn = affine_map<(m, k, n) -> (k, n)>
+#mn = affine_map<(m, k, n) -> (m, n)>
+
+// A matmul over a dynamic k: 64-wide partials over k = 64j + k' (the
+// operands sliced to the whole chunks and expanded, A's k at dim 1 and B's
+// at dim 0), a combine folding the partials over j into the zero init, and
+// a tail over the last L mod 64 elements added after it. The chunk count
+// is the reduced dim's own length over 64.
+// CHECK-LABEL: func @matmul_dynamic_k
+// CHECK: %[[L:.*]] = tensor.dim %arg0, %c1
+// CHECK: %[[N:.*]] = arith.divui %[[L]], %c64
+// CHECK: %[[FULL:.*]] = arith.muli %[[N]], %c64
+// CHECK: %[[AS:.*]] = tensor.extract_slice %arg0[0, 0] [%{{.*}}, %[[FULL]]] [1, 1]
+// CHECK: %[[AE:.*]] = tensor.expand_shape %[[AS]] {{\[\[}}0], [1, 2]] output_shape [%{{.*}}, %[[N]], 64]
+// CHECK: %[[BS:.*]] = tensor.extract_slice %arg1[0, 0] [%[[FULL]], 32] [1, 1]
+// CHECK: %[[BE:.*]] = tensor.expand_shape %[[BS]] {{\[\[}}0, 1], [2]] output_shape [%[[N]], 64, 32]
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[AE]], %[[BE]] : tensor<?x?x64xf32>, tensor<?x64x32xf32>) outs(%{{.*}} : tensor<?x?x32xf32>) attrs = {lockstep.chunk_role = "partial", lockstep.chunk_width = 64 : i64}
+// CHECK: math.fma
+// CHECK: %[[C:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[P]] : tensor<?x?x32xf32>) outs(%arg2 : tensor<?x32xf32>) attrs = {lockstep.chunk_role = "combine", lockstep.chunk_width = 64 : i64}
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK-NEXT: arith.addf %[[ACC]], %[[IN]]
+// CHECK: %[[TL:.*]] = arith.subi %[[L]], %[[FULL]]
+// CHECK: tensor.extract_slice %arg0[0, %[[FULL]]] [%{{.*}}, %[[TL]]] [1, 1]
+// CHECK: tensor.extract_slice %arg1[%[[FULL]], 0] [%[[TL]], 32] [1, 1]
+// CHECK: %[[T:.*]] = linalg.generic {{.*}} attrs = {lockstep.chunk_role = "tail", lockstep.chunk_width = 64 : i64}
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%[[T]] : tensor<?x32xf32>) outs(%[[C]] : tensor<?x32xf32>)
+// CHECK: return %[[R]]
+func.func @matmul_dynamic_k(%a: tensor<?x?xf32>, %b: tensor<?x32xf32>, %init: tensor<?x32xf32>) -> tensor<?x32xf32> {
+  %r = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : tensor<?x?xf32>, tensor<?x32xf32>) outs(%init : tensor<?x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %f = math.fma %x, %y, %acc : f32
+    linalg.yield %f : f32
+  } -> tensor<?x32xf32>
+  return %r : tensor<?x32xf32>
+}
+
+// -----
+
+#id = affine_map<(r, k) -> (r, k)>
+#r = affine_map<(r, k) -> (r)>
+
+// A static length of at most 256 is one chunk: the op is only marked.
+// CHECK-LABEL: func @sum_short
+// CHECK: linalg.generic {{.*}} attrs = {lockstep.chunk_role = "whole", lockstep.chunk_width = 200 : i64}
+// CHECK-NOT: linalg.generic
+func.func @sum_short(%x: tensor<?x200xf32>, %init: tensor<?xf32>) -> tensor<?xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x200xf32>) outs(%init : tensor<?xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+#id = affine_map<(r, k) -> (r, k)>
+#r = affine_map<(r, k) -> (r)>
+
+// A static length over 256 takes its largest divisor in [64, 256] (768 =
+// 3 x 256): whole chunks only, no slice and no tail.
+// CHECK-LABEL: func @sum_static_divisible
+// CHECK-NOT: tensor.extract_slice
+// CHECK: tensor.expand_shape %arg0 {{\[\[}}0], [1, 2]] output_shape [%{{.*}}, 3, 256] : tensor<?x768xf32> into tensor<?x3x256xf32>
+// CHECK: attrs = {lockstep.chunk_role = "partial", lockstep.chunk_width = 256 : i64}
+// CHECK: attrs = {lockstep.chunk_role = "combine", lockstep.chunk_width = 256 : i64}
+// CHECK-NOT: "tail"
+func.func @sum_static_divisible(%x: tensor<?x768xf32>, %init: tensor<?xf32>) -> tensor<?xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x768xf32>) outs(%init : tensor<?xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+#id = affine_map<(r, k) -> (r, k)>
+#r = affine_map<(r, k) -> (r)>
+
+// A prime static length (257) has no divisor in range: one chunk of 256
+// and a tail of 1.
+// CHECK-LABEL: func @sum_static_prime
+// CHECK: tensor.extract_slice %arg0[0, 0] [%{{.*}}, 256] [1, 1]
+// CHECK: "partial", lockstep.chunk_width = 256
+// CHECK: "combine", lockstep.chunk_width = 256
+// CHECK: tensor.extract_slice %arg0[0, 256] [%{{.*}}, 1] [1, 1]
+// CHECK: "tail", lockstep.chunk_width = 256
+func.func @sum_static_prime(%x: tensor<?x257xf32>, %init: tensor<?xf32>) -> tensor<?xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x257xf32>) outs(%init : tensor<?xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+#in = affine_map<(i, k) -> (k)>
+#out = affine_map<(i, k) -> (i)>
+
+// A body that reads the index of the reduced dim (a masked prefix sum, as
+// CumSum lowers) reads 64j + k' in the partials and k + the chunked length
+// in the tail.
+// CHECK-LABEL: func @indexed_body
+// CHECK: "partial"
+// CHECK: %[[J:.*]] = linalg.index 1 : index
+// CHECK: %[[K:.*]] = linalg.index 2 : index
+// CHECK: %[[JC:.*]] = arith.muli %[[J]], %c64
+// CHECK: arith.addi %[[JC]], %[[K]]
+// CHECK: "tail"
+// CHECK: %[[T:.*]] = linalg.index 1 : index
+// CHECK: arith.addi %[[T]], %{{.*}}
+func.func @indexed_body(%x: tensor<?xf32>, %init: tensor<?xf32>) -> tensor<?xf32> {
+  %r = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?xf32>) outs(%init : tensor<?xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %i = linalg.index 0 : index
+    %k = linalg.index 1 : index
+    %in = arith.cmpi ule, %k, %i : index
+    %z = arith.constant 0.0 : f32
+    %m = arith.select %in, %v, %z : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+#id = affine_map<(r, k) -> (r, k)>
+#r = affine_map<(r, k) -> (r)>
+
+// Max is exact in any order: left as it is, unmarked.
+// CHECK-LABEL: func @max_untouched
+// CHECK: linalg.generic
+// CHECK-NOT: lockstep.chunk_role
+// CHECK: arith.maximumf
+func.func @max_untouched(%x: tensor<?x?xf32>, %init: tensor<?xf32>) -> tensor<?xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x?xf32>) outs(%init : tensor<?xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.maximumf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+// Softmax over a dynamic axis: per-chunk max (unmarked, exact) and shifted
+// exp sums (partial), merged left to right (combine, two results: max and
+// sum), the tail's statistics merged after, and exp(x - m) / l.
+// CHECK-LABEL: func @softmax_dynamic
+// CHECK: tensor.expand_shape {{.*}} into tensor<?x?x64xf32>
+// CHECK: arith.maximumf
+// CHECK: "partial", lockstep.chunk_width = 64
+// CHECK: math.exp
+// CHECK: %[[M:.*]]:2 = linalg.generic {{.*}} attrs = {lockstep.chunk_role = "combine", lockstep.chunk_width = 64 : i64}
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: math.exp
+// CHECK: %[[LA:.*]] = arith.mulf
+// CHECK: %[[SB:.*]] = arith.mulf
+// CHECK: arith.addf %[[LA]], %[[SB]]
+// CHECK: "tail", lockstep.chunk_width = 64
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel"]
+// CHECK: math.exp
+// CHECK: arith.divf
+// CHECK-NOT: linalg.softmax
+func.func @softmax_dynamic(%x: tensor<?x?xf32>, %out: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %r = linalg.softmax dimension(1) ins(%x : tensor<?x?xf32>) outs(%out : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// -----
+
+#id = affine_map<(r, k) -> (r, k)>
+#r = affine_map<(r, k) -> (r)>
+
+// The negative control: with fewer than 4 rows (a run-time test of the
+// dynamic row count), chunks of 16; otherwise the whole fold.
+// ADAPT-LABEL: func @adaptive_sum
+// ADAPT: %[[ROWS:.*]] = tensor.dim %arg0, %c0
+// ADAPT: %[[FEW:.*]] = arith.cmpi ult, %[[ROWS]], %c4
+// ADAPT: scf.if %[[FEW]]
+// ADAPT: "partial", lockstep.chunk_width = 16
+// ADAPT: } else {
+// ADAPT: linalg.generic
+// ADAPT-NOT: lockstep.chunk_role
+// ADAPT: scf.yield
+func.func @adaptive_sum(%x: tensor<?x64xf32>, %init: tensor<?xf32>) -> tensor<?xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x64xf32>) outs(%init : tensor<?xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}

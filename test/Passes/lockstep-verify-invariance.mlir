@@ -1,0 +1,133 @@
+// RUN: lockstep-opt %s --split-input-file --verify-diagnostics --lockstep-verify-invariance | FileCheck %s
+// RUN: not lockstep-opt %s --split-input-file --lockstep-canonical-reductions=policy=adaptive --lockstep-verify-invariance 2>&1 | FileCheck %s --check-prefix=ADAPT
+
+#id = affine_map<(r, k) -> (r, k)>
+#r = affine_map<(r, k) -> (r)>
+
+// The canonical form passes: a whole chunk over its static extent, and a
+// max reduction, which is exact in any order, unmarked.
+// CHECK-LABEL: func @canonical
+// The adaptive policy's row test is caught, located at the reduction.
+// ADAPT: error: the split of this reduction is chosen at run time from a tensor size, not from its own length
+// ADAPT: note: by this condition
+// ADAPT: note: which reads a size here
+func.func @canonical(%x: tensor<?x64xf32>, %init: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %s = linalg.generic {indexing_maps = [#id, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x64xf32>) outs(%init : tensor<?xf32>)
+      attrs = {lockstep.chunk_role = "whole", lockstep.chunk_width = 64 : i64} {
+  ^bb0(%v: f32, %acc: f32):
+    %a = arith.addf %acc, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<?xf32>
+  %m = linalg.generic {indexing_maps = [#id, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x64xf32>) outs(%init : tensor<?xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %a = arith.maximumf %acc, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<?xf32>
+  return %s, %m : tensor<?xf32>, tensor<?xf32>
+}
+
+// -----
+
+#id = affine_map<(r, k) -> (r, k)>
+#r = affine_map<(r, k) -> (r)>
+
+// A sum left in the form the lowering made has no fixed order.
+func.func @unmarked(%x: tensor<?x?xf32>, %init: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{this reduction is not in the canonical chunked form}}
+  %s = linalg.generic {indexing_maps = [#id, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x?xf32>) outs(%init : tensor<?xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %a = arith.addf %acc, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<?xf32>
+  return %s : tensor<?xf32>
+}
+
+// -----
+
+#id = affine_map<(r, k) -> (r, k)>
+#r = affine_map<(r, k) -> (r)>
+
+// A planted batch dependence: a correctly marked reduction that runs only
+// when there are fewer than 4 rows.
+func.func @planted(%x: tensor<?x64xf32>, %init: tensor<?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  // expected-note @+1 {{which reads a size here}}
+  %rows = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %few = arith.cmpi ult, %rows, %c4 : index
+  // expected-note @+1 {{by this condition}}
+  %r = scf.if %few -> tensor<?xf32> {
+    // expected-error @+1 {{the split of this reduction is chosen at run time from a tensor size}}
+    %s = linalg.generic {indexing_maps = [#id, #r], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<?x64xf32>) outs(%init : tensor<?xf32>)
+        attrs = {lockstep.chunk_role = "whole", lockstep.chunk_width = 64 : i64} {
+    ^bb0(%v: f32, %acc: f32):
+      %a = arith.addf %acc, %v : f32
+      linalg.yield %a : f32
+    } -> tensor<?xf32>
+    scf.yield %s : tensor<?xf32>
+  } else {
+    scf.yield %init : tensor<?xf32>
+  }
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+#in = affine_map<(r, j, k) -> (r, j, k)>
+#out = affine_map<(r, j, k) -> (r, j)>
+
+// A partial whose chunk count is computed from the rows (dim 0) instead of
+// the reduced dim (dim 1).
+func.func @chunks_from_rows(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %rows = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %n = arith.divui %rows, %c64 : index
+  %full = arith.muli %n, %c64 : index
+  %s = tensor.extract_slice %x[0, 0] [%rows, %full] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+  %e = tensor.expand_shape %s [[0], [1, 2]] output_shape [%rows, %n, 64] : tensor<?x?xf32> into tensor<?x?x64xf32>
+  %z = arith.constant 0.0 : f32
+  %i = tensor.empty(%rows, %n) : tensor<?x?xf32>
+  %f = linalg.fill ins(%z : f32) outs(%i : tensor<?x?xf32>) -> tensor<?x?xf32>
+  // expected-error @+1 {{the chunk count is not computed from the reduced dim's own length}}
+  %p = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%e : tensor<?x?x64xf32>) outs(%f : tensor<?x?xf32>)
+      attrs = {lockstep.chunk_role = "partial", lockstep.chunk_width = 64 : i64} {
+  ^bb0(%v: f32, %acc: f32):
+    %a = arith.addf %acc, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<?x?xf32>
+  return %p : tensor<?x?xf32>
+}
+
+// -----
+
+#id = affine_map<(r, k) -> (r, k)>
+#r = affine_map<(r, k) -> (r)>
+
+// A mark that does not match the op: a whole chunk of width 64 over a
+// dynamic extent.
+func.func @wrong_extent(%x: tensor<?x?xf32>, %init: tensor<?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{a whole chunk of width 64 runs over a reduction of extent ?}}
+  %s = linalg.generic {indexing_maps = [#id, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x?xf32>) outs(%init : tensor<?xf32>)
+      attrs = {lockstep.chunk_role = "whole", lockstep.chunk_width = 64 : i64} {
+  ^bb0(%v: f32, %acc: f32):
+    %a = arith.addf %acc, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<?xf32>
+  return %s : tensor<?xf32>
+}
+
+// -----
+
+// linalg.softmax leaves its order open.
+func.func @softmax(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{linalg.softmax is left}}
+  %r = linalg.softmax dimension(1) ins(%x : tensor<?x?xf32>) outs(%o : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
