@@ -2,6 +2,7 @@
 #include "lockstep/Import/ModelSummary.h"
 
 #include "lockstep/Dialect/ONNX/ONNXDialect.h"
+#include "lockstep/Serving/ServingRoles.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -63,6 +64,25 @@ void lockstep::printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
   for (unsigned i = 0; i < func.getNumResults(); ++i)
     os << "  " << name(func.getResultAttrDict(i), i) << ": "
        << describe(func.getResultTypes()[i], symbols) << "\n";
+  // What the serving runtime would feed and read (found from structure).
+  std::string why;
+  if (auto r = findServingRoles(func, why)) {
+    os << "serving:  token ids " << name(func.getArgAttrDict(r->tokenIds), r->tokenIds);
+    if (r->positions)
+      os << ", positions " << name(func.getArgAttrDict(*r->positions), *r->positions);
+    if (r->attentionMask)
+      os << ", attention mask "
+         << name(func.getArgAttrDict(*r->attentionMask), *r->attentionMask);
+    os << ", logits " << name(func.getResultAttrDict(r->logits), r->logits)
+       << "; batch " << r->batch << ", new tokens " << r->seq << ", past " << r->past
+       << "\n";
+    for (const ServingRoles::Stream &c : r->cache)
+      os << "  cache: " << name(func.getArgAttrDict(c.past), c.past) << " -> "
+         << name(func.getResultAttrDict(c.present), c.present) << " (axis " << c.axis
+         << ")\n";
+  } else {
+    os << "serving:  none (" << why << ")\n";
+  }
   os << "symbols:  ";
   llvm::interleaveComma(symbols, os);
   os << "\n";

@@ -4,6 +4,7 @@
 #include "Artifact.h"
 #include "Checksum.h"
 #include "lockstep/Dialect/ONNX/ONNXDialect.h"
+#include "lockstep/Serving/ServingRoles.h"
 #include "lockstep/Target/CPUCodegen.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -66,6 +67,12 @@ LogicalResult lockstep::emitCPUArtifact(ModuleOp module, const std::string &path
   meta.target = rt::kCpuTarget;
   meta.properties.push_back({"cpu_level", kCpuLevel});
   meta.properties.push_back({"reduction_policy", options.codegen.reductionPolicy});
+  std::string notServable;
+  if (auto roles = findServingRoles(func, notServable))
+    for (auto &p : servingProperties(*roles))
+      meta.properties.push_back(p);
+  else
+    meta.properties.push_back({"serving.none", notServable});
   auto nameOf = [](DictionaryAttr d, unsigned i) {
     auto n = d ? d.getAs<StringAttr>("onnx.name") : StringAttr();
     return n ? n.str() : "#" + std::to_string(i);

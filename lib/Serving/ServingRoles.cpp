@@ -1,0 +1,190 @@
+//===- ServingRoles.cpp - Finding token ids, the KV cache and logits ------===//
+#include "lockstep/Serving/ServingRoles.h"
+
+#include "lockstep/Dialect/ONNX/ONNXDialect.h"
+
+using namespace mlir;
+using namespace lockstep;
+using namespace lockstep::onnxir;
+
+namespace {
+
+/// `v` with the ops that pass a tensor on unchanged looked through
+/// (Identity, Cast, a Concat of one input), and with `reshapes`, the ops that
+/// only change how its elements are grouped (Reshape, Unsqueeze, Squeeze):
+/// token ids are often flattened before the embedding lookup.
+Value strip(Value v, bool reshapes = false) {
+  while (Operation *d = v.getDefiningOp()) {
+    if (isa<IdentityOp, CastOp>(d) || (isa<ConcatOp>(d) && d->getNumOperands() == 1) ||
+        (reshapes && isa<ReshapeOp, UnsqueezeOp, SqueezeOp>(d)))
+      v = d->getOperand(0);
+    else
+      break;
+  }
+  return v;
+}
+
+std::optional<SmallVector<DimExpr>> dimsOf(Value v) {
+  return getSymbolicDims(v.getType());
+}
+
+} // namespace
+
+std::optional<ServingRoles> lockstep::findServingRoles(func::FuncOp main,
+                                                       std::string &why) {
+  ServingRoles r;
+  unsigned nIn = main.getNumArguments();
+  auto isInt = [](Type t) {
+    return isa<IntegerType>(cast<ShapedType>(t).getElementType());
+  };
+  // Token ids: an integer input that a Gather of an embedding weight uses
+  // as its indices. Positions may index tables too (learned positions, RoPE
+  // caches): the token table is the one with a row per logit (the vocab).
+  auto ret = cast<func::ReturnOp>(main.getBody().front().getTerminator());
+  std::optional<int64_t> vocab;
+  for (Value v : ret.getOperands()) {
+    auto t = cast<ShapedType>(v.getType());
+    if (t.getRank() == 3 && isa<FloatType>(t.getElementType()) && !t.isDynamicDim(2))
+      vocab = vocab && *vocab != t.getDimSize(2) ? -1 : t.getDimSize(2);
+  }
+  SmallVector<unsigned> candidates, vocabRows;
+  for (unsigned i = 0; i < nIn; ++i) {
+    BlockArgument a = main.getArgument(i);
+    if (!isInt(a.getType()))
+      continue;
+    bool embeds = false, rowsAreVocab = false;
+    main.walk([&](GatherOp g) {
+      auto w = g.getData().getDefiningOp<WeightOp>();
+      if (strip(g.getIndices(), /*reshapes=*/true) != a || !w)
+        return;
+      embeds = true;
+      auto wt = cast<ShapedType>(w.getType());
+      if (vocab && wt.getRank() == 2 && wt.getDimSize(0) == *vocab)
+        rowsAreVocab = true;
+    });
+    if (embeds)
+      candidates.push_back(i);
+    if (rowsAreVocab)
+      vocabRows.push_back(i);
+  }
+  std::optional<unsigned> ids;
+  if (candidates.size() == 1)
+    ids = candidates[0];
+  else if (vocabRows.size() == 1)
+    ids = vocabRows[0];
+  if (!ids) {
+    why = candidates.empty()
+              ? "no integer input indexes an embedding table (token ids)"
+              : "several inputs index embedding tables, and not exactly one "
+                "table has a row per logit";
+    return std::nullopt;
+  }
+  r.tokenIds = *ids;
+  auto idDims = dimsOf(main.getArgument(*ids));
+  if (!idDims || idDims->size() != 2 || !(*idDims)[0].asSymbol() ||
+      !(*idDims)[1].asSymbol()) {
+    why = "the token ids are not [batch, seq] with symbolic dims";
+    return std::nullopt;
+  }
+  r.batch = *(*idDims)[0].asSymbol();
+  r.seq = *(*idDims)[1].asSymbol();
+
+  // The cache: outputs that concatenate an input with new rows.
+  std::vector<bool> inputUsed(nIn, false), outputUsed(ret.getNumOperands(), false);
+  inputUsed[*ids] = true;
+  for (unsigned j = 0; j < ret.getNumOperands(); ++j) {
+    auto cat = strip(ret.getOperand(j)).getDefiningOp<ConcatOp>();
+    if (!cat || cat.getInputs().size() != 2)
+      continue;
+    auto past = dyn_cast<BlockArgument>(strip(cat.getInputs()[0]));
+    if (!past || past.getOwner()->getParentOp() != main)
+      continue;
+    auto pd = dimsOf(past), od = dimsOf(ret.getOperand(j));
+    int64_t rank = pd ? pd->size() : 0;
+    int64_t axis = (int64_t)cat.getAxis();
+    if (axis < 0)
+      axis += rank;
+    if (!pd || !od || axis < 0 || axis >= rank || !(*pd)[axis].asSymbol() ||
+        (*pd)[0] != (*idDims)[0]) {
+      why = "output " + std::to_string(j) + " concatenates an input that is not "
+            "a [batch, ..., past, ...] cache";
+      return std::nullopt;
+    }
+    std::string p = *(*pd)[axis].asSymbol();
+    if (!r.past.empty() && r.past != p) {
+      why = "the cache inputs have different past lengths";
+      return std::nullopt;
+    }
+    r.past = p;
+    if ((*od)[axis] != (*pd)[axis] + (*idDims)[1]) {
+      why = "output " + std::to_string(j) + " is not the past (" + p +
+            ") grown by the new tokens (" + r.seq + ")";
+      return std::nullopt;
+    }
+    r.cache.push_back({past.getArgNumber(), j, (unsigned)axis});
+    inputUsed[past.getArgNumber()] = true;
+    outputUsed[j] = true;
+  }
+  if (r.cache.empty()) {
+    why = "no output concatenates a past input with new rows (a KV cache)";
+    return std::nullopt;
+  }
+  // Positions and an attention mask.
+  DimExpr total = DimExpr::symbol(r.past) + (*idDims)[1];
+  for (unsigned i = 0; i < nIn; ++i) {
+    if (inputUsed[i])
+      continue;
+    auto d = dimsOf(main.getArgument(i));
+    if (d && isInt(main.getArgument(i).getType()) && *d == *idDims && !r.positions) {
+      r.positions = i;
+    } else if (d && d->size() == 2 && (*d)[0] == (*idDims)[0] && (*d)[1] == total &&
+               !r.attentionMask) {
+      r.attentionMask = i;
+    } else {
+      why = "input " + std::to_string(i) + " is neither token ids, positions, "
+            "an attention mask nor a cache";
+      return std::nullopt;
+    }
+    inputUsed[i] = true;
+  }
+  // Logits: the one other output.
+  std::optional<unsigned> logits;
+  for (unsigned j = 0; j < ret.getNumOperands(); ++j) {
+    if (outputUsed[j])
+      continue;
+    auto d = dimsOf(ret.getOperand(j));
+    if (logits || !d || d->size() != 3 || (*d)[0] != (*idDims)[0] ||
+        (*d)[1] != (*idDims)[1] || !(*d)[2].getConstant()) {
+      why = "output " + std::to_string(j) + " is not the one [batch, seq, vocab] logits";
+      return std::nullopt;
+    }
+    logits = j;
+  }
+  if (!logits) {
+    why = "no logits output";
+    return std::nullopt;
+  }
+  r.logits = *logits;
+  return r;
+}
+
+std::vector<std::pair<std::string, std::string>>
+lockstep::servingProperties(const ServingRoles &r) {
+  std::vector<std::pair<std::string, std::string>> p;
+  auto num = [](unsigned v) { return std::to_string(v); };
+  p.push_back({"serving.token_ids", num(r.tokenIds)});
+  if (r.positions)
+    p.push_back({"serving.positions", num(*r.positions)});
+  if (r.attentionMask)
+    p.push_back({"serving.attention_mask", num(*r.attentionMask)});
+  p.push_back({"serving.logits", num(r.logits)});
+  p.push_back({"serving.batch", r.batch});
+  p.push_back({"serving.seq", r.seq});
+  p.push_back({"serving.past", r.past});
+  p.push_back({"serving.cache_streams", num(r.cache.size())});
+  for (size_t i = 0; i < r.cache.size(); ++i)
+    p.push_back({"serving.cache." + std::to_string(i),
+                 num(r.cache[i].past) + " " + num(r.cache[i].present) + " " +
+                     num(r.cache[i].axis)});
+  return p;
+}
