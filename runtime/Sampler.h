@@ -20,6 +20,10 @@
 //   mass reaches topP of the total (at least one token); inverse CDF: the
 //   first kept candidate whose running mass exceeds u * (kept mass).
 //
+// The softmax uses the C library's float64 exp. That is exact enough that a
+// different libm could change a token only when the draw falls within an ulp
+// of a boundary of the cumulative mass; within one build it is deterministic.
+//
 // `position` is the absolute position (0-based) that the sampled token will
 // take in its sequence: prompt length + number of tokens generated before it.
 //

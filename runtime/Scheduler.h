@@ -23,7 +23,8 @@
 //   though memory suffices.
 //
 // Progress. Each admitted request has a priority: the order of its first
-// admission. A request may preempt only requests of lower priority, and the
+// admission. A request may preempt only requests of lower priority (one not
+// admitted yet preempts nobody: it is admitted when it fits), and the
 // highest-priority unfinished request is considered first in every step, is
 // never skipped and never evicted. Requests whose longest KV footprint exceeds
 // the whole cache are rejected at `add`, so that request always fits once the
