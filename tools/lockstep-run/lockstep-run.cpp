@@ -7,6 +7,8 @@
 // 2 for a bad command line.
 //
 //===----------------------------------------------------------------------===//
+#include "Commands.h"
+
 #include "Artifact.h"
 #include "CpuBackend.h"
 #include "Exec.h"
@@ -25,6 +27,7 @@
 #include <system_error>
 
 using namespace lockstep::rt;
+using lockstep::run::flagValue;
 
 namespace {
 
@@ -66,7 +69,32 @@ const Subcommand kSubcommands[] = {
      "[--logits-out DIR] [--threads N]",
      "Serve prompts through the batching runtime and print generated ids and "
      "per-request logits fingerprints.",
-     "not implemented yet: it needs the serving form and the runtime", nullptr},
+     nullptr,
+     "Prompts: one per line, a JSON array of token ids or an object\n"
+     "  {\"ids\": [...], \"max_new_tokens\": N, \"temperature\": T, \"top_k\": K,\n"
+     "   \"top_p\": P, \"seed\": S} (every key but ids optional).\n\n"
+     "Options:\n"
+     "  --max-new-tokens N  tokens to generate per prompt without its own (default 16)\n"
+     "  --logits-out DIR    write DIR/req<i>.npy: float32 [N, vocab], the logits that\n"
+     "                      produced request i's N tokens (i in input order)\n"
+     "  --threads N         threads of the compiled code (default 1; no effect on bits)\n"
+     "  --temperature T, --top-k K, --top-p P, --seed S\n"
+     "                      sampling for prompts without their own (default greedy;\n"
+     "                      request i's seed defaults to S + i)\n"
+     "  --eos ID            a generated ID ends its request\n"
+     "  --kv-blocks N       device KV blocks (default: every context at once); fewer\n"
+     "                      blocks make the scheduler preempt and readmit requests\n"
+     "  --block-size N      tokens per KV block (default 16)\n"
+     "  --swap-blocks N     host blocks for preemption by swap (default = kv-blocks)\n"
+     "  --token-budget N    tokens fed per step (default 256)\n"
+     "  --max-seqs N        requests per step (default 64)\n"
+     "  --max-context N     longest prompt + generation accepted (default 2048)\n\n"
+     "Prints one JSON line per request, in input order: {\"request\", \"status\"\n"
+     "(ok, rejected with a \"reason\", cancelled, failed), \"generated\", \"fingerprint\"};\n"
+     "the fingerprint is a hash chain over the request's logits rows. A summary goes to\n"
+     "stderr. SIGINT stops after the current step and writes what is done.\n"
+     "Each request runs through the compiled graph with its own KV cache: its logits do\n"
+     "not depend on the other requests, the step it shares, or preemption."},
     {"fuzz", "fuzz MODEL.lsa [--prompts FILE.jsonl] --schedules K --seed S "
              "[--report FILE.json]",
      "Run each prompt alone (the baseline), then K random schedules, and "
@@ -113,28 +141,6 @@ struct ExecArgs {
   unsigned threads = 1;
   unsigned repeat = 1; // runs, for timing; the last one's outputs are written
 };
-
-// Reads `--flag VALUE` or `--flag=VALUE`; returns false when `arg` is not
-// `flag`. Sets `missing` when the value is absent.
-bool flagValue(int argc, char **argv, int &i, const char *flag,
-               std::string &value, bool &missing) {
-  size_t n = std::strlen(flag);
-  const char *arg = argv[i];
-  if (std::strncmp(arg, flag, n) != 0)
-    return false;
-  if (arg[n] == '=') {
-    value = arg + n + 1;
-    return true;
-  }
-  if (arg[n] != '\0')
-    return false;
-  if (i + 1 >= argc) {
-    missing = true;
-    return true;
-  }
-  value = argv[++i];
-  return true;
-}
 
 // Returns 0 when the command line is well formed, else the exit status.
 int parseExecArgs(int argc, char **argv, ExecArgs &out) {
@@ -291,6 +297,8 @@ int main(int argc, char **argv) {
       }
     if (cmd == "exec")
       return runExec(argc, argv);
+    if (cmd == "generate")
+      return lockstep::run::runGenerate(argc, argv);
     std::fprintf(stderr, "lockstep-run %s: %s\n", s.name, s.status);
     return 2;
   }

@@ -1,0 +1,53 @@
+//===- Commands.h - The subcommands of lockstep-run -------------*- C++ -*-===//
+#ifndef LOCKSTEP_TOOLS_LOCKSTEP_RUN_COMMANDS_H
+#define LOCKSTEP_TOOLS_LOCKSTEP_RUN_COMMANDS_H
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+namespace lockstep::run {
+
+/// Each returns the exit status: 0 on success, 1 when the model, an input or
+/// the run fails, 2 for a bad command line.
+int runGenerate(int argc, char **argv);
+
+/// Reads `--flag VALUE` or `--flag=VALUE` at argv[i]; false when argv[i] is
+/// not `flag`. Sets `missing` when the value is absent.
+inline bool flagValue(int argc, char **argv, int &i, const char *flag,
+                      std::string &value, bool &missing) {
+  size_t n = std::strlen(flag);
+  const char *arg = argv[i];
+  if (std::strncmp(arg, flag, n) != 0)
+    return false;
+  if (arg[n] == '=') {
+    value = arg + n + 1;
+    return true;
+  }
+  if (arg[n] != '\0')
+    return false;
+  if (i + 1 >= argc) {
+    missing = true;
+    return true;
+  }
+  value = argv[++i];
+  return true;
+}
+
+/// Parses a decimal integer in [lo, hi]; false when it is not one.
+inline bool parseInt(const std::string &s, int64_t lo, int64_t hi, int64_t &out) {
+  if (s.empty() || s.size() > 19)
+    return false;
+  size_t i = s[0] == '-' ? 1 : 0;
+  if (i == s.size() || s.find_first_not_of("0123456789", i) != std::string::npos)
+    return false;
+  long long v = std::stoll(s);
+  if (v < lo || v > hi)
+    return false;
+  out = v;
+  return true;
+}
+
+} // namespace lockstep::run
+
+#endif
