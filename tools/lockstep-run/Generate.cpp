@@ -46,7 +46,7 @@ int failure(const std::string &msg) {
 }
 
 struct Args {
-  std::string model, prompts, logitsOut;
+  std::string model, prompts, logitsOut, preempt = "recompute";
   int64_t maxNewTokens = 16, threads = 1, blockSize = 16, kvBlocks = -1,
           swapBlocks = -1, tokenBudget = 256, maxSeqs = 64, maxContext = 2048,
           eos = -1, topK = 0, seed = 0;
@@ -86,6 +86,7 @@ int parseArgs(int argc, char **argv, Args &a) {
     }
     if (flagValue(argc, argv, i, "--prompts", v, missing) ||
         flagValue(argc, argv, i, "--logits-out", v, missing) ||
+        flagValue(argc, argv, i, "--preempt", v, missing) ||
         flagValue(argc, argv, i, "--temperature", v, missing) ||
         flagValue(argc, argv, i, "--top-p", v, missing)) {
       std::string flag = argv[i - (missing ? 0 : 1)];
@@ -96,6 +97,11 @@ int parseArgs(int argc, char **argv, Args &a) {
         a.prompts = v;
       else if (flag == "--logits-out")
         a.logitsOut = v;
+      else if (flag == "--preempt") {
+        if (v != "recompute" && v != "swap")
+          return usage("--preempt takes recompute or swap, not '" + v + "'");
+        a.preempt = v;
+      }
       else {
         char *end = nullptr;
         double d = std::strtod(v.c_str(), &end);
@@ -178,6 +184,7 @@ int lockstep::run::runGenerate(int argc, char **argv) {
   cfg.scheduler.maxContext = a.maxContext;
   cfg.scheduler.eosToken = (int32_t)a.eos;
   cfg.keepLogits = !a.logitsOut.empty();
+  cfg.policy.preempt = a.preempt == "swap" ? PreemptMode::Swap : PreemptMode::Recompute;
   auto engine = Engine::create(*model, cfg, error);
   if (!engine)
     return failure(error);

@@ -85,6 +85,8 @@ const Subcommand kSubcommands[] = {
      "  --kv-blocks N       device KV blocks (default: every context at once); fewer\n"
      "                      blocks make the scheduler preempt and readmit requests\n"
      "  --block-size N      tokens per KV block (default 16)\n"
+     "  --preempt MODE      recompute (default: drop the victim's cache, prefill it\n"
+     "                      again later) or swap (copy it to host blocks and back)\n"
      "  --swap-blocks N     host blocks for preemption by swap (default = kv-blocks)\n"
      "  --token-budget N    tokens fed per step (default 256)\n"
      "  --max-seqs N        requests per step (default 64)\n"
