@@ -2,6 +2,7 @@
 #ifndef LOCKSTEP_TOOLS_LOCKSTEP_RUN_COMMANDS_H
 #define LOCKSTEP_TOOLS_LOCKSTEP_RUN_COMMANDS_H
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -11,6 +12,13 @@ namespace lockstep::run {
 /// Each returns the exit status: 0 on success, 1 when the model, an input or
 /// the run fails, 2 for a bad command line.
 int runGenerate(int argc, char **argv);
+int runFuzz(int argc, char **argv);
+int runReplay(int argc, char **argv);
+
+/// Set by SIGINT while catchSigint(true) is in effect: long runs check it,
+/// stop cleanly and write what they have.
+std::atomic<bool> &interrupted();
+void catchSigint(bool on);
 
 /// Reads `--flag VALUE` or `--flag=VALUE` at argv[i]; false when argv[i] is
 /// not `flag`. Sets `missing` when the value is absent.

@@ -31,9 +31,6 @@ using namespace lockstep::run;
 
 namespace {
 
-std::atomic<bool> interrupted{false};
-extern "C" void onSigint(int) { interrupted.store(true); }
-
 int usage(const std::string &msg) {
   std::fprintf(stderr, "lockstep-run generate: %s (see lockstep-run generate --help)\n",
                msg.c_str());
@@ -206,14 +203,14 @@ int lockstep::run::runGenerate(int argc, char **argv) {
     requests.push_back(std::move(r));
   }
 
-  std::signal(SIGINT, onSigint);
+  catchSigint(true);
   EngineCallbacks cb;
-  cb.cancel = &interrupted;
+  cb.cancel = &interrupted();
   RunResult res;
   auto t0 = std::chrono::steady_clock::now();
   bool ok = engine->run(requests, res, error, cb);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::signal(SIGINT, SIG_DFL);
+  catchSigint(false);
   module.setThreadPool(nullptr);
 
   // What is done is written, even after a failure or an interrupt.

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <csignal>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -101,10 +102,38 @@ const Subcommand kSubcommands[] = {
              "[--report FILE.json]",
      "Run each prompt alone (the baseline), then K random schedules, and "
      "compare every logit bit for bit with the baseline.",
-     "not implemented yet: it needs the batching runtime", nullptr},
+     nullptr,
+     "The baseline runs every request alone: its whole prompt in one prefill,\n"
+     "then one decode token per step. Each schedule runs them all together under\n"
+     "a policy drawn from the schedule's seed: arrival order and delays, which\n"
+     "requests share a step, token budgets and sequence caps, chunked-prefill\n"
+     "split points, preemption by recompute or swap, random eviction and\n"
+     "readmission, mixed prefill and decode, and a KV budget that is often tight.\n"
+     "Every logit of every request at every generated position is compared bit for\n"
+     "bit with the baseline.\n\n"
+     "Options:\n"
+     "  --schedules K       schedules to run after the baseline\n"
+     "  --seed S            the campaign seed (each schedule's seed is printed)\n"
+     "  --prompts FILE      JSON-lines prompts (see generate); without it, draws\n"
+     "                      --requests N prompts (default 8) of 1 to 72 tokens from S,\n"
+     "                      every other one sampled (temperature 0.8, top-k 20, top-p 0.95)\n"
+     "  --max-new-tokens N  per request without its own (default 8)\n"
+     "  --report FILE.json  schedules, requests, tokens_compared, logits_compared,\n"
+     "                      mismatches, first_mismatch, seed, elapsed_s, and totals\n"
+     "  --trace FILE        where the first mismatching schedule is recorded\n"
+     "                      (default lockstep-fuzz-S.trace)\n"
+     "  --threads N         threads of the compiled code (default 1)\n\n"
+     "Prints a progress line on a terminal, each first mismatch (request, position,\n"
+     "step, schedule seed, differing logits, largest difference in ulps), and a\n"
+     "summary table. Exit status 0 only when every logit is identical; 1 on a\n"
+     "mismatch or failure; 2 for a bad command line."},
     {"replay", "replay MODEL.lsa TRACE",
      "Re-run a schedule recorded by fuzz exactly.",
-     "not implemented yet: it needs the batching runtime", nullptr},
+     nullptr,
+     "Runs the trace's requests alone (the baseline) and then its schedule, checks\n"
+     "that every step is the one recorded, and compares every logit bit for bit.\n"
+     "Exit status 1 when the mismatch is reproduced (or the steps diverge), 0 when\n"
+     "every logit is identical."},
     {"bench", "bench MODEL.lsa [options]", "Measure serving throughput.",
      "not implemented yet: it needs the batching runtime", nullptr},
 };
@@ -275,6 +304,17 @@ int runExec(int argc, char **argv) {
 
 } // namespace
 
+namespace {
+std::atomic<bool> sigintSeen{false};
+extern "C" void onSigint(int) { sigintSeen.store(true); }
+} // namespace
+
+std::atomic<bool> &lockstep::run::interrupted() { return sigintSeen; }
+
+void lockstep::run::catchSigint(bool on) {
+  std::signal(SIGINT, on ? onSigint : SIG_DFL);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     printHelp(stderr);
@@ -301,6 +341,10 @@ int main(int argc, char **argv) {
       return runExec(argc, argv);
     if (cmd == "generate")
       return lockstep::run::runGenerate(argc, argv);
+    if (cmd == "fuzz")
+      return lockstep::run::runFuzz(argc, argv);
+    if (cmd == "replay")
+      return lockstep::run::runReplay(argc, argv);
     std::fprintf(stderr, "lockstep-run %s: %s\n", s.name, s.status);
     return 2;
   }
