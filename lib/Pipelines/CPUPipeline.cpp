@@ -17,7 +17,7 @@ mlir::LogicalResult lockstep::buildCPUCodegenPipeline(mlir::OpPassManager &pm) {
   // Upstream passes are named by their pipeline text, which is stable across
   // MLIR versions where their C++ constructors are not.
   static const char *kPipeline =
-      "func.func(convert-onnx-to-linalg, lockstep-outputs-to-args),"
+      "func.func(convert-onnx-to-linalg, lockstep-expand-math, lockstep-outputs-to-args),"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,"
