@@ -138,6 +138,12 @@ def neighbours(points, radius):
     return from_bits((u & 0xFFFFFFFF).astype(np.uint32))
 
 
+# Reduction limits and the fp32 argument closest to a multiple of pi/2
+# (16367173 * 2^72, J.-M. Muller, Elementary Functions).
+TRIG_HARD = [65536.0, -65536.0, 131072.0, -131072.0, 1e4, 1e38, 16367173 * 2.0**72,
+             -16367173 * 2.0**72]
+
+
 def special_points(name):
     pio2 = np.pi / 2
     common = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 1e-30, -1e-30,
@@ -148,8 +154,8 @@ def special_points(name):
         "tanh": [0.625, -0.625, 9.0, -9.0, 0.55],
         "sigmoid": [-87.0, -88.7, -103.9, 16.0, 17.0],
         "erf": [0.875, -0.875, 2.25, -2.25, 4.0, -4.0, 3.9],
-        "sin": [k * pio2 for k in range(-40, 41)] + [65536.0, -65536.0, 1e4, 1e38],
-        "cos": [k * pio2 for k in range(-40, 41)] + [65536.0, -65536.0, 1e4, 1e38],
+        "sin": [k * pio2 for k in range(-40, 41)] + TRIG_HARD,
+        "cos": [k * pio2 for k in range(-40, 41)] + TRIG_HARD,
         "rsqrt": [4.0, 1e38, 1e-38, 1e-45],
     }.get(name, [])
     return common + extra
@@ -238,6 +244,9 @@ def main():
     ap.add_argument("--quick", action="store_true", help="~1e6 points, no docs")
     ap.add_argument("--stride", type=int, help="bit-pattern stride (default 61, quick 4099)")
     ap.add_argument("--only", help="comma-separated functions")
+    ap.add_argument("--exhaustive", default=None,
+                    help="comma-separated unary functions to also run on all 2^32 "
+                         "inputs (lockstep-math-exhaustive); default in a full run: all")
     ap.add_argument("--max-ulp", type=float,
                     help="check every function against this bound instead (a negative "
                          "control: 0 must fail)")
@@ -246,7 +255,11 @@ def main():
     stride = a.stride or (4099 if a.quick else 61)
     names = a.only.split(",") if a.only else list(FUNCS)
     rng = np.random.default_rng(2026)
-    rows, failed = [], False
+    rows, ex_rows, failed = [], [], False
+    if a.exhaustive is not None:
+        exhaustive = a.exhaustive.split(",") if a.exhaustive else []
+    else:
+        exhaustive = [] if (a.quick or a.only) else list(FUNCS)
     with tempfile.TemporaryDirectory() as tmp:
         lib = build_reference(tmp)
         for name in names:
@@ -271,8 +284,21 @@ def main():
             for f in fails:
                 print("  " + f)
             rows.append((name, args[0].size, e64, e32, where, nbad, bound))
+            if name in exhaustive and name != "pow":
+                t0 = time.time()
+                line = subprocess.run([os.path.join(BIN, "lockstep-math-exhaustive"), lsa, name],
+                                      check=True, capture_output=True, text=True).stdout.split()
+                kv = dict(zip(line[1::2], line[2::2]))
+                ex = (name, int(kv["points"]), float(kv["max-ulp"]), float(kv["max-ulp-fp32"]),
+                      kv["at"], int(kv["special-mismatches"]), bound)
+                if ex[3] > bound or ex[5]:
+                    failed = True
+                print(f"{name:8s} all 2^32 inputs: max ulp {ex[2]:.3f} (vs fp32 ref {ex[3]:.0f}) "
+                      f"at {ex[4]}  special mismatches {ex[5]}  [{time.time() - t0:.1f} s]",
+                      flush=True)
+                ex_rows.append(ex)
     if not a.quick and not a.only:
-        write_docs(a.docs, rows, stride)
+        write_docs(a.docs, rows, ex_rows, stride)
     print("FAIL" if failed else "all bounds hold")
     return 1 if failed else 0
 
@@ -285,7 +311,7 @@ RANGES = {
 }
 
 
-def write_docs(path, rows, stride):
+def write_docs(path, rows, ex_rows, stride):
     tmpl = open(os.path.join(ROOT, "bench", "math_doc_template.md")).read()
     table = ["| function | range | points | max ulp (vs double) | max ulp (vs fp32-rounded) "
              "| bound | where (max) | special-value mismatches |",
@@ -293,7 +319,12 @@ def write_docs(path, rows, stride):
     for name, n, e64, e32, where, nbad, bound in rows:
         table.append(f"| {name} | {RANGES[name]} | {n} | {e64:.3f} | {e32:.0f} | {bound} "
                      f"| {where} | {nbad} |")
+    ex = ["| function | points | max ulp (vs double) | max ulp (vs fp32-rounded) | bound "
+          "| where (max) | special-value mismatches |", "|---|---|---|---|---|---|---|"]
+    for name, n, e64, e32, where, nbad, bound in ex_rows:
+        ex.append(f"| {name} | {n} (all) | {e64:.3f} | {e32:.0f} | {bound} | {where} | {nbad} |")
     text = tmpl.replace("@TABLE@", "\n".join(table)).replace("@STRIDE@", str(stride))
+    text = text.replace("@EXHAUSTIVE@", "\n".join(ex) if ex_rows else "(not run)")
     with open(path, "w") as f:
         f.write(text)
     print(f"wrote {path}")
