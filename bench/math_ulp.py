@@ -313,8 +313,8 @@ def main():
 
 RANGES = {
     "exp": "all fp32", "log": "all fp32", "tanh": "all fp32", "sigmoid": "all fp32",
-    "erf": "all fp32", "sin": "all fp32 (|x| up to FLT_MAX)",
-    "cos": "all fp32 (|x| up to FLT_MAX)", "rsqrt": "all fp32",
+    "erf": "all fp32", "sin": "all fp32 (up to FLT_MAX)",
+    "cos": "all fp32 (up to FLT_MAX)", "rsqrt": "all fp32",
     "pow": "2-D sample (see below)",
 }
 
