@@ -70,6 +70,35 @@ def ConvertONNXToLinalg : Pass<"convert-onnx-to-linalg", "mlir::func::FuncOp"> {
   ];
 }
 
+def ExpandMath : Pass<"lockstep-expand-math", "mlir::func::FuncOp"> {
+  let summary = "Expand transcendental math ops into Lockstep's own fp32 sequences";
+  let description = [{
+    The portable profile's numerics contract: `exp`, `log`, `tanh`, `erf`,
+    `sin`, `cos`, `pow` and `rsqrt` are computed by Lockstep's own sequences
+    of correctly rounded arith ops (addf, subf, mulf, divf), explicit
+    `math.fma`, `math.sqrt`, integer and bit ops (arith.bitcast), compares
+    and selects, never by libm or a hardware approximation, so that every
+    target gives the same bits. The algorithms (range reduction, fitted
+    polynomials, reconstruction, special cases) are in lib/Math and
+    docs/math.md.
+
+    Rewrites math.exp, math.log, math.tanh, math.erf, math.sin, math.cos,
+    math.powf and math.rsqrt anywhere in the function, including the bodies
+    of linalg.generic ops. Operands may be scalars, vectors or statically
+    shaped tensors. f16 and bf16 operands are widened to f32 (exactly), the
+    result is rounded back. f64 ops are left as they are: fp64 is outside the
+    portable fp32 profile and still lowers to libm. A math op on a
+    dynamically shaped f32 tensor is an error.
+
+    Example: `%y = math.exp %x : f32` becomes a clamp of %x to [-104, 89],
+    `k = round(x / ln2)` by an fma against 1.5 * 2^23, the reduced argument
+    `r = fma(-k, ln2_hi, x)`, `fma(-k, ln2_lo, r)`, a degree-5 polynomial in
+    Horner form with math.fma, and the result scaled by `2^k` built from its
+    bits (`arith.bitcast` of `(k + 127) << 23`), in two halves.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect"];
+}
+
 def OutputsToArguments : Pass<"lockstep-outputs-to-args", "mlir::func::FuncOp"> {
   let summary = "Return results through caller-provided output arguments";
   let description = [{

@@ -245,11 +245,26 @@ ScalarFn unaryFn(Operation *op, Type t) {
       .Case<SigmoidOp>([&](auto) -> ScalarFn {
         if (!isF)
           return {};
+        // e = exp(-|x|) never overflows: sigmoid(x) = n / (1 + e) with n = 1
+        // for x >= 0 and n = e for x < 0. 1 + e is kept exact as dh + dl
+        // (fast two-sum) and the quotient corrected by its exact remainder
+        // (fma), so that only e's error and the last rounding remain (within
+        // 2 ulp; NaN propagates).
         return un([](OpBuilder &b, Location l, Value x) -> Value {
           Type t = x.getType();
-          Value e = math::ExpOp::create(b, l, arith::NegFOp::create(b, l, x));
-          Value d = arith::AddFOp::create(b, l, floatCst(b, l, t, 1.0), e);
-          return arith::DivFOp::create(b, l, floatCst(b, l, t, 1.0), d);
+          Value one = floatCst(b, l, t, 1.0);
+          Value e = math::ExpOp::create(
+              b, l, arith::NegFOp::create(b, l, math::AbsFOp::create(b, l, x)));
+          Value dh = arith::AddFOp::create(b, l, one, e);
+          Value dl = arith::SubFOp::create(b, l, e, arith::SubFOp::create(b, l, dh, one));
+          Value isPos = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, x,
+                                              floatCst(b, l, t, 0.0));
+          Value n = arith::SelectOp::create(b, l, isPos, one, e);
+          Value s0 = arith::DivFOp::create(b, l, n, dh);
+          Value ns0 = arith::NegFOp::create(b, l, s0);
+          Value res = math::FmaOp::create(b, l, ns0, dl, math::FmaOp::create(b, l, ns0, dh, n));
+          Value inv = arith::DivFOp::create(b, l, one, dh);
+          return math::FmaOp::create(b, l, res, inv, s0);
         });
       })
       .Case<ReluOp>([&](auto) -> ScalarFn {
