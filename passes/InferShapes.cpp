@@ -47,6 +47,17 @@ struct ONNXInferShapesPass
         op.emitError("cannot infer the shape of the result: ") << error;
         return signalPassFailure();
       }
+      if (llvm::any_of(results, [](const SymTensor &t) {
+            auto bad = [](const DimExpr &e) { return e.overflowed(); };
+            return llvm::any_of(t.dims, bad) ||
+                   (t.values && llvm::any_of(*t.values, [&](auto &v) {
+                      return v && bad(*v);
+                    }));
+          })) {
+        op.emitError("cannot infer the shape of the result: a dim or shape "
+                     "value overflows int64");
+        return signalPassFailure();
+      }
       if (results.size() != op.getNumResults()) {
         op.emitError("shape inference gave ")
             << results.size() << " results for " << op.getNumResults();

@@ -137,6 +137,19 @@ void lockstep::rt::CpuModule::setThreadPool(ThreadPool *pool) const {
   *implSlot_ = pool ? reinterpret_cast<void *>(&ThreadPool::dispatch) : nullptr;
 }
 
+std::optional<bool> lockstep::rt::cpuSupportsLevel(const std::string &level) {
+  __builtin_cpu_init();
+  if (level == "x86-64")
+    return true;
+  if (level == "x86-64-v2")
+    return __builtin_cpu_supports("x86-64-v2") != 0;
+  if (level == "x86-64-v3")
+    return __builtin_cpu_supports("x86-64-v3") != 0;
+  if (level == "x86-64-v4")
+    return __builtin_cpu_supports("x86-64-v4") != 0;
+  return std::nullopt;
+}
+
 bool lockstep::rt::loadCpuModule(const LoadedArtifact &artifact, CpuModule &out,
                                  std::string &error) {
   if (artifact.meta().target != kCpuTarget) {
@@ -144,14 +157,19 @@ bool lockstep::rt::loadCpuModule(const LoadedArtifact &artifact, CpuModule &out,
             quoted(artifact.meta().target) + ", not " + quoted(kCpuTarget);
     return false;
   }
-  // The code uses the instructions of its x86-64 level (FMA, AVX2).
+  // The code uses the instructions of its x86-64 level (FMA, AVX2): running
+  // it on a CPU without them would die of SIGILL, so refuse it here.
   for (const auto &[key, value] : artifact.meta().properties) {
     if (key != "cpu_level")
       continue;
-    bool ok = value == "x86-64-v2"   ? __builtin_cpu_supports("x86-64-v2")
-              : value == "x86-64-v3" ? __builtin_cpu_supports("x86-64-v3")
-                                     : false;
+    std::optional<bool> ok = cpuSupportsLevel(value);
     if (!ok) {
+      error = quoted(artifact.path()) + " is compiled for the unknown CPU level " +
+              quoted(value) + " (this runtime knows x86-64, x86-64-v2, " +
+              "x86-64-v3 and x86-64-v4)";
+      return false;
+    }
+    if (!*ok) {
       error = quoted(artifact.path()) + " is compiled for " + quoted(value) +
               ", which this CPU does not support";
       return false;

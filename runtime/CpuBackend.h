@@ -22,6 +22,7 @@
 #include "Artifact.h"
 #include "ThreadPool.h"
 
+#include <optional>
 #include <string>
 
 namespace lockstep::rt {
@@ -60,8 +61,14 @@ private:
 /// returns false and sets `error` (with dlerror's text when dlopen fails).
 bool loadCpuModule(ByteView code, CpuModule &out, std::string &error);
 
+/// Whether this CPU runs code built for the x86-64 micro-architecture level
+/// `level` ("x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"); nullopt for a
+/// level this runtime does not know.
+std::optional<bool> cpuSupportsLevel(const std::string &level);
+
 /// Loads the code of `artifact`, refusing an artifact whose target is not
-/// kCpuTarget or that has no code.
+/// kCpuTarget, whose `cpu_level` property this CPU does not support, or that
+/// has no code.
 bool loadCpuModule(const LoadedArtifact &artifact, CpuModule &out,
                    std::string &error);
 

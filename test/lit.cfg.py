@@ -11,9 +11,32 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.lockstep_binary_dir, "test")
 
 bin_dir = os.path.join(config.lockstep_binary_dir, "bin")
+path = [bin_dir]
+if getattr(config, "lockstep_compiler_bin_dir", ""):
+    path.append(config.lockstep_compiler_bin_dir)
 config.environment["PATH"] = os.pathsep.join(
-    [bin_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+    path + [config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+
+# A sanitized build (scripts/test-sanitize): its tests carry the suite name
+# Lockstep-asan, and any ASan, LSan or UBSan report kills the process with
+# SIGABRT, which fails the test even under `not`.
+if getattr(config, "lockstep_sanitize", False):
+    config.name = "Lockstep-asan"
+    config.available_features.add("sanitize")
+    config.environment["ASAN_OPTIONS"] = (
+        "halt_on_error=1:abort_on_error=1:detect_leaks=1:"
+        "detect_stack_use_after_return=1:strict_string_checks=1")
+    config.environment["UBSAN_OPTIONS"] = (
+        "halt_on_error=1:abort_on_error=1:print_stacktrace=1")
 config.substitutions.append(("%models", os.path.join(config.lockstep_source_dir, "models")))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%lockstep_src", config.lockstep_source_dir))
 
+
+# The importer fuzzer (scripts/fuzz-import) needs clang-22's libFuzzer; without
+# it, test/Fuzz/import-fuzzer.test is UNSUPPORTED. scripts/test builds the
+# fuzzer before lit runs whenever libFuzzer is there.
+import glob
+if os.path.exists("/usr/lib/llvm-22/bin/clang++") and glob.glob(
+        "/usr/lib/llvm-22/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a"):
+    config.available_features.add("libfuzzer")

@@ -136,8 +136,9 @@ LogicalResult GraphImporter::importInitializers() {
                             << "' has unsupported element type "
                             << getOnnxDataTypeName(t.data_type());
     SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
-    if (llvm::any_of(shape, [](int64_t d) { return d < 0 || d > (int64_t(1) << 40); }))
-      return emitError(loc) << "initializer '" << t.name() << "' has an invalid dim";
+    if (!isImportableShape(shape))
+      return emitError(loc) << "initializer '" << t.name()
+                            << "' has an invalid dim or more than 2^40 elements";
     auto type = RankedTensorType::get(shape, elt);
     const auto &where = model.initializerData[i];
     Value v;
@@ -188,9 +189,10 @@ GraphImporter::importAttribute(const onnx::AttributeProto &a,
              << "attribute '" << a.name() << "' has unsupported element type "
              << getOnnxDataTypeName(t.data_type()), failure();
     SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
-    if (llvm::any_of(shape, [](int64_t d) { return d < 0 || d > (int64_t(1) << 40); }))
+    if (!isImportableShape(shape))
       return nodeError(node, index)
-                 << "attribute '" << a.name() << "' has an invalid dim",
+                 << "attribute '" << a.name()
+                 << "' has an invalid dim or more than 2^40 elements",
              failure();
     auto type = RankedTensorType::get(shape, elt);
     std::optional<WeightLocation> loc;

@@ -195,10 +195,17 @@ std::optional<std::string> resolveExternalData(const std::string &modelPath,
              t.name() + "' is missing";
     if (!haveLength)
       loc.length = size - std::min(size, loc.offset);
-    if (loc.offset + loc.length > size)
+    // Checked without computing offset + length, which can wrap around
+    // (stoull takes "-1" as 2^64 - 1).
+    if (loc.offset > size || loc.length > size - loc.offset) {
+      std::string needs =
+          loc.length > UINT64_MAX - loc.offset
+              ? "offset " + std::to_string(loc.offset) + " + length " +
+                    std::to_string(loc.length)
+              : std::to_string(loc.offset + loc.length) + " bytes";
       return "external data file '" + std::string(full) + "' is too short for initializer '" +
-             t.name() + "' (needs " + std::to_string(loc.offset + loc.length) +
-             " bytes, has " + std::to_string(size) + ")";
+             t.name() + "' (needs " + needs + ", has " + std::to_string(size) + ")";
+    }
     loc.file = std::string(full);
     out.initializerData[i] = loc;
   }

@@ -18,6 +18,19 @@ void appendAs(std::string &bytes, const Field &field) {
 }
 } // namespace
 
+bool lockstep::isImportableShape(llvm::ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || d > kMaxTensorElements)
+      return false;
+    // n * d <= max, checked without overflow (n and d are at most 2^40).
+    if (d != 0 && n > kMaxTensorElements / d)
+      return false;
+    n *= d;
+  }
+  return true;
+}
+
 std::optional<std::string>
 lockstep::readTensorValues(const onnx::TensorProto &t,
                            const std::optional<WeightLocation> &loc,

@@ -34,28 +34,33 @@ bool DimExpr::isNonNegative() const {
 
 DimExpr DimExpr::operator+(const DimExpr &o) const {
   DimExpr r = *this;
+  r.overflow |= o.overflow;
   for (auto &[m, c] : o.terms)
-    r.terms[m] += c;
+    r.overflow |= __builtin_add_overflow(r.terms[m], c, &r.terms[m]);
   r.normalize();
   return r;
 }
 
 DimExpr DimExpr::operator-(const DimExpr &o) const {
   DimExpr r = *this;
+  r.overflow |= o.overflow;
   for (auto &[m, c] : o.terms)
-    r.terms[m] -= c;
+    r.overflow |= __builtin_sub_overflow(r.terms[m], c, &r.terms[m]);
   r.normalize();
   return r;
 }
 
 DimExpr DimExpr::operator*(const DimExpr &o) const {
   DimExpr r;
+  r.overflow = overflow || o.overflow;
   for (auto &[m1, c1] : terms)
     for (auto &[m2, c2] : o.terms) {
       Monomial m = m1;
       m.insert(m.end(), m2.begin(), m2.end());
       std::sort(m.begin(), m.end());
-      r.terms[m] += c1 * c2;
+      int64_t p;
+      r.overflow |= __builtin_mul_overflow(c1, c2, &p);
+      r.overflow |= __builtin_add_overflow(r.terms[m], p, &r.terms[m]);
     }
   r.normalize();
   return r;
@@ -94,7 +99,7 @@ leadingTerm(const std::map<DimExpr::Monomial, int64_t> &terms) {
 
 // Multivariate long division; exact when the remainder ends at zero.
 std::optional<DimExpr> DimExpr::divExact(const DimExpr &o) const {
-  if (o.terms.empty())
+  if (o.terms.empty() || overflow || o.overflow)
     return std::nullopt;
   auto [dm, dc] = leadingTerm(o.terms);
   DimExpr rem = *this, quot;
@@ -103,7 +108,8 @@ std::optional<DimExpr> DimExpr::divExact(const DimExpr &o) const {
       return std::nullopt;
     auto [rm, rc] = leadingTerm(rem.terms);
     Monomial q;
-    if (rc % dc != 0 || !divideMonomial(rm, dm, q))
+    if ((rc == INT64_MIN && dc == -1) || rc % dc != 0 ||
+        !divideMonomial(rm, dm, q) || rem.overflow)
       return std::nullopt;
     DimExpr step;
     step.terms[q] = rc / dc;
@@ -113,23 +119,34 @@ std::optional<DimExpr> DimExpr::divExact(const DimExpr &o) const {
   return quot;
 }
 
-static int64_t floorDivInt(int64_t a, int64_t b) {
+// floor(a / b) for b != 0; nullopt for INT64_MIN / -1, which overflows.
+static std::optional<int64_t> floorDivInt(int64_t a, int64_t b) {
+  if (a == INT64_MIN && b == -1)
+    return std::nullopt;
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
 std::optional<DimExpr> DimExpr::floorDiv(const DimExpr &o) const {
+  if (overflow || o.overflow)
+    return std::nullopt;
   auto a = getConstant(), b = o.getConstant();
-  if (a && b)
-    return *b == 0 ? std::nullopt : std::optional<DimExpr>(floorDivInt(*a, *b));
+  if (a && b) {
+    auto q = *b == 0 ? std::nullopt : floorDivInt(*a, *b);
+    return q ? std::optional<DimExpr>(*q) : std::nullopt;
+  }
   return divExact(o);
 }
 
 std::optional<DimExpr> DimExpr::ceilDiv(const DimExpr &o) const {
+  if (overflow || o.overflow)
+    return std::nullopt;
   auto a = getConstant(), b = o.getConstant();
-  if (a && b)
-    return *b == 0 ? std::nullopt
-                   : std::optional<DimExpr>(-floorDivInt(-*a, *b));
+  if (a && b) {
+    // ceil(a / b) = -floor(-a / b); -a overflows for INT64_MIN.
+    auto q = *b == 0 || *a == INT64_MIN ? std::nullopt : floorDivInt(-*a, *b);
+    return q && *q != INT64_MIN ? std::optional<DimExpr>(-*q) : std::nullopt;
+  }
   return divExact(o);
 }
 
@@ -162,7 +179,7 @@ std::string DimExpr::str() const {
   std::string out;
   auto emit = [&](const Monomial &m, int64_t c) {
     bool first = out.empty();
-    int64_t mag = c < 0 ? -c : c;
+    uint64_t mag = c < 0 ? 0 - uint64_t(c) : uint64_t(c); // INT64_MIN too
     out += first ? (c < 0 ? "-" : "") : (c < 0 ? " - " : " + ");
     std::string body;
     if (m.empty() || mag != 1)

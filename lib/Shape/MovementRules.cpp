@@ -127,7 +127,7 @@ std::optional<DimExpr> sliceSize(const DimExpr &dim, DimExpr start, DimExpr end,
   end = normalizeSliceIndex(dim, end, step, /*isEnd=*/true);
   *startOut = start;
   std::optional<DimExpr> n = step > 0 ? (end - start).ceilDiv(DimExpr(step))
-                                      : (start - end).ceilDiv(DimExpr(-step));
+                                      : (start - end).ceilDiv(-DimExpr(step));
   if (n)
     if (auto k = n->getConstant(); k && *k < 0)
       n = DimExpr(0);

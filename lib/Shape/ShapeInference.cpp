@@ -10,9 +10,8 @@ std::optional<int64_t> SymTensor::numElements() const {
   int64_t n = 1;
   for (const DimExpr &d : dims) {
     auto c = d.getConstant();
-    if (!c)
+    if (!c || d.overflowed() || __builtin_mul_overflow(n, *c, &n))
       return std::nullopt;
-    n *= *c;
   }
   return n;
 }

@@ -95,6 +95,9 @@ LogicalResult inferReshape(RuleCtx &c, ReshapeOp op) {
   if (inferAt >= 0) {
     Dims known = out;
     known.erase(known.begin() + inferAt);
+    if (product(t.dims).overflowed() || product(known).overflowed())
+      return c.fail("cannot infer the -1 dim: the element count overflows "
+                    "int64");
     auto q = product(t.dims).divExact(product(known));
     if (!q)
       return c.fail("cannot infer the -1 dim: " + product(t.dims).str() +

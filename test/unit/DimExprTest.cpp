@@ -77,3 +77,27 @@ TEST(DimExpr, Evaluate) {
   EXPECT_FALSE(P("2*seq").asSymbol().has_value());
   EXPECT_FALSE(P("seq + 1").asSymbol().has_value());
 }
+
+// Coefficient arithmetic that overflows int64 marks the expression instead of
+// wrapping (undefined behaviour), and the mark propagates; divisions that
+// overflow (INT64_MIN by -1) give nullopt.
+TEST(DimExpr, OverflowIsMarked) {
+  const int64_t big = int64_t(1) << 62;
+  EXPECT_TRUE((DimExpr(big) * DimExpr(2)).overflowed());
+  EXPECT_TRUE((DimExpr(INT64_MAX) + DimExpr(1)).overflowed());
+  EXPECT_TRUE((DimExpr(INT64_MIN) - DimExpr(1)).overflowed());
+  EXPECT_TRUE((-DimExpr(INT64_MIN)).overflowed());
+  EXPECT_TRUE((P("b") * DimExpr(big) * DimExpr(4)).overflowed());
+  DimExpr bad = DimExpr(big) * DimExpr(4);
+  EXPECT_TRUE((bad + P("s") - P("s")).overflowed());
+  EXPECT_TRUE((bad * DimExpr(0)).overflowed());
+  EXPECT_NE(bad, DimExpr(0));
+  EXPECT_FALSE(bad.floorDiv(DimExpr(1)).has_value());
+  EXPECT_FALSE((DimExpr(big) * DimExpr(2)).divExact(DimExpr(2)).has_value());
+  EXPECT_FALSE((DimExpr(big) + (DimExpr(big) - DimExpr(1))).overflowed());
+  EXPECT_FALSE(DimExpr(INT64_MIN).floorDiv(DimExpr(-1)).has_value());
+  EXPECT_FALSE(DimExpr(INT64_MIN).ceilDiv(DimExpr(-1)).has_value());
+  EXPECT_FALSE(DimExpr(INT64_MIN).divExact(DimExpr(-1)).has_value());
+  EXPECT_EQ(*DimExpr(INT64_MIN).floorDiv(DimExpr(2)), DimExpr(INT64_MIN / 2));
+  EXPECT_EQ(DimExpr(INT64_MIN).str(), "-9223372036854775808");
+}

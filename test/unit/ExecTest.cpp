@@ -206,6 +206,46 @@ TEST(CpuBackend, RefusesBadCode) {
       << error;
 }
 
+// An artifact for another device: its cpu_level names instructions this CPU
+// may lack (or a level this runtime does not know). It is refused before its
+// code is loaded, with one line, instead of dying of SIGILL later.
+TEST(CpuBackend, RefusesWrongCpuLevel) {
+  TempDir tmp;
+  const std::string dir = tmp.path;
+  std::vector<uint8_t> code = readFile(LOCKSTEP_TEST_ENTRY_SO);
+  auto loadWith = [&](const std::string &level, std::string &error) {
+    ArtifactMeta meta = testEntryMeta();
+    meta.properties = {{"cpu_level", level}};
+    std::string path = writeTestEntryArtifact(dir, code, meta);
+    LoadedArtifact a;
+    EXPECT_TRUE(loadArtifact(path, a, error)) << error;
+    CpuModule m;
+    bool ok = loadCpuModule(a, m, error);
+    EXPECT_EQ(ok, bool(m));
+    return ok;
+  };
+  std::string error;
+  EXPECT_FALSE(loadWith("x86-64-v9", error));
+  EXPECT_NE(error.find("is compiled for the unknown CPU level 'x86-64-v9'"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  EXPECT_FALSE(loadWith("", error));
+  EXPECT_NE(error.find("unknown CPU level ''"), std::string::npos) << error;
+  EXPECT_TRUE(loadWith("x86-64", error)) << error;
+  // AVX-512 (x86-64-v4) is there or not depending on the machine: the loader
+  // must agree with the CPU.
+  bool v4 = __builtin_cpu_supports("x86-64-v4");
+  EXPECT_EQ(loadWith("x86-64-v4", error), v4) << error;
+  if (!v4)
+    EXPECT_NE(error.find("is compiled for 'x86-64-v4', which this CPU does not "
+                         "support"),
+              std::string::npos)
+        << error;
+  ASSERT_TRUE(cpuSupportsLevel("x86-64-v2").has_value());
+  EXPECT_FALSE(cpuSupportsLevel("arm64").has_value());
+}
+
 TEST(Exec, RefusesBadInputs) {
   Loaded l;
   load(LOCKSTEP_TEST_ENTRY_SO, l);

@@ -19,6 +19,10 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Debug/Counter.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -79,6 +83,32 @@ void printDiagnostic(Diagnostic &diag) {
     errs() << "  note: " << note.str() << "\n";
 }
 
+/// Parses the command line like cl::ParseCommandLineOptions, but a bad one
+/// gives one line on stderr (LLVM's message can take two or three: the
+/// error, then a "Did you mean" hint) and false, for an exit status of 2.
+bool parseOptions(int argc, char **argv, StringRef overview) {
+  std::string text;
+  raw_string_ostream os(text);
+  if (cl::ParseCommandLineOptions(argc, argv, overview, &os))
+    return true;
+  SmallVector<StringRef> lines;
+  StringRef(text).split(lines, '\n', -1, /*KeepEmpty=*/false);
+  std::string line;
+  for (StringRef l : lines) {
+    l = l.trim();
+    if (!line.empty()) {
+      l.consume_front("lockstep-opt: ");
+      line += " ";
+    }
+    line += l.str();
+  }
+  // An option's own error (a missing or bad value) is printed by LLVM on
+  // one line straight to stderr, leaving `text` empty.
+  if (!line.empty())
+    errs() << line << "\n";
+  return false;
+}
+
 int importMain(int argc, char **argv) {
   cl::opt<std::string> input(cl::Positional, cl::desc("<model.onnx>"),
                              cl::Required);
@@ -101,7 +131,8 @@ int importMain(int argc, char **argv) {
                "the number of rows at run time like ordinary stacks (not "
                "batch-invariant; the verifier is off)"),
       cl::init("canonical"));
-  cl::ParseCommandLineOptions(argc, argv, kOverview);
+  if (!parseOptions(argc, argv, kOverview))
+    return 2;
   if (reductionPolicy != "canonical" && reductionPolicy != "adaptive") {
     errs() << "lockstep-opt: unknown --reduction-policy value '" << reductionPolicy
            << "' (expected canonical or adaptive)\n";
@@ -197,5 +228,20 @@ int main(int argc, char **argv) {
   registerAllExtensions(registry);
   registerAllPasses();
   lockstep::registerLockstepPasses();
-  return asMainReturnCode(MlirOptMain(argc, argv, kOverview, registry));
+  // What MlirOptMain(argc, argv, name, registry) does, with parseOptions for
+  // one-line errors.
+  cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<input file>"),
+                                     cl::init("-"));
+  cl::opt<std::string> outputFilename("o", cl::desc("Output filename"),
+                                      cl::value_desc("filename"), cl::init("-"));
+  MlirOptMainConfig::registerCLOptions(registry);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  tracing::DebugCounter::registerCLOptions();
+  if (!parseOptions(argc, argv, kOverview))
+    return 2;
+  return asMainReturnCode(
+      MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
 }

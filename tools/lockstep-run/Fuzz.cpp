@@ -113,7 +113,9 @@ int lockstep::run::runFuzz(int argc, char **argv) {
       matched = true;
       if (missing)
         return usage(cmd, std::string(intFlags[f]) + " needs a value");
-      int64_t lo = f == 2 ? 1 : 0, hi = f == 1 ? (int64_t(1) << 62) : (int64_t(1) << 30);
+      // --threads is capped like generate's: each is an OS thread.
+      int64_t lo = f == 2 ? 1 : 0,
+              hi = f == 1 ? (int64_t(1) << 62) : f == 2 ? 1024 : (int64_t(1) << 30);
       if (!parseInt(v, lo, hi, *intVals[f]))
         return usage(cmd, std::string(intFlags[f]) + " takes an integer in [" +
                               std::to_string(lo) + ", " + std::to_string(hi) + "], not '" +

@@ -81,12 +81,13 @@ int parseArgs(int argc, char **argv, Args &a) {
         return r;
       continue;
     }
+    const int at = i; // flagValue moves i past a separate value
     if (flagValue(argc, argv, i, "--prompts", v, missing) ||
         flagValue(argc, argv, i, "--logits-out", v, missing) ||
         flagValue(argc, argv, i, "--preempt", v, missing) ||
         flagValue(argc, argv, i, "--temperature", v, missing) ||
         flagValue(argc, argv, i, "--top-p", v, missing)) {
-      std::string flag = argv[i - (missing ? 0 : 1)];
+      std::string flag = argv[at];
       flag = flag.substr(0, flag.find('='));
       if (missing)
         return usage(flag + " needs a value");

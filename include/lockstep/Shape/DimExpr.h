@@ -51,7 +51,14 @@ public:
   /// ceil(this / o) for constant operands, or an exact division.
   std::optional<DimExpr> ceilDiv(const DimExpr &o) const;
 
-  bool operator==(const DimExpr &o) const { return terms == o.terms; }
+  /// True when some coefficient overflowed int64 on the way to this
+  /// expression (in +, -, * or a division): its terms are then meaningless,
+  /// and shape inference refuses it. Propagates through arithmetic.
+  bool overflowed() const { return overflow; }
+
+  bool operator==(const DimExpr &o) const {
+    return terms == o.terms && overflow == o.overflow;
+  }
   bool operator!=(const DimExpr &o) const { return !(*this == o); }
 
   /// The value with every symbol bound in `values`; nullopt when a symbol is
@@ -67,6 +74,7 @@ public:
 private:
   void normalize();
   std::map<Monomial, int64_t> terms; // monomial -> non-zero coefficient
+  bool overflow = false;
 };
 
 /// True when `name` is a valid symbol (letter or '_' first, then letters,

@@ -42,6 +42,21 @@ def main():
         else:
             with open(data, "r+b") as f:
                 f.truncate(100)
+    elif kind == "wrapping-external":
+        # offset + length wraps around 2^64 to a small number; the importer
+        # once accepted it as lying inside the file.
+        if os.path.exists(out + ".data"):
+            os.remove(out + ".data")
+        onnx.save_model(model, out, save_as_external_data=True,
+                        all_tensors_to_one_file=True,
+                        location=os.path.basename(out) + ".data", size_threshold=0)
+        model = onnx.load(out, load_external_data=False)
+        for entry in model.graph.initializer[0].external_data:
+            if entry.key == "offset":
+                entry.value = str(2**64 - 1)
+            elif entry.key == "length":
+                entry.value = "1024"
+        open(out, "wb").write(model.SerializeToString())
     elif kind == "empty":
         open(out, "wb").write(b"")
     else:

@@ -1,0 +1,90 @@
+//===- import_fuzzer.cpp - libFuzzer target for the ONNX importer ---------===//
+//
+// Feeds arbitrary bytes to the importer the way `lockstep-opt MODEL.onnx`
+// does: the bytes become a .onnx file (the textual syntax when they start
+// with '<', binary protobuf otherwise), which is imported, run through the
+// import pipeline (shape inference, folding of shape computations), printed
+// and summarized. Diagnostics are expected and dropped; a crash, an abort,
+// a sanitizer report, a hang or unbounded memory is a bug.
+//
+// Built by scripts/fuzz-import into build-fuzz/ (see README, "Fuzzing").
+//
+//===----------------------------------------------------------------------===//
+#include "lockstep/Import/ModelSummary.h"
+#include "lockstep/Import/ONNXImporter.h"
+#include "lockstep/Passes/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+/// The file each input is written to: one per process, so that parallel
+/// fuzzing jobs (-jobs/-workers) do not share it.
+const std::string &inputPath() {
+  static const std::string path = [] {
+    const char *dir = getenv("TMPDIR");
+    return std::string(dir && *dir ? dir : "/tmp") + "/lockstep-import-fuzz-" +
+           std::to_string(getpid()) + ".onnx";
+  }();
+  return path;
+}
+
+bool writeInput(const uint8_t *data, size_t size) {
+  FILE *f = fopen(inputPath().c_str(), "wb");
+  if (!f)
+    return false;
+  bool ok = fwrite(data, 1, size, f) == size;
+  return fclose(f) == 0 && ok;
+}
+
+const mlir::DialectRegistry &registry() {
+  static const mlir::DialectRegistry r = [] {
+    mlir::DialectRegistry reg;
+    mlir::registerAllDialects(reg);
+    return reg;
+  }();
+  return r;
+}
+
+} // namespace
+
+/// LLVM's BumpPtrAllocator poisons the free part of each new slab for ASan
+/// when its (inline) code is compiled with ASan, as ours is; libMLIR's copy of
+/// the same code is not instrumented and hands out that memory without
+/// unpoisoning it. Manual poisoning is off so that this mix does not report
+/// false use-after-poison errors; ASan's own checks are unaffected.
+extern "C" const char *__asan_default_options() {
+  return "allow_user_poisoning=0";
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (!writeInput(data, size)) {
+    fprintf(stderr, "import_fuzzer: cannot write %s\n", inputPath().c_str());
+    abort();
+  }
+  // A fresh context per input: nothing uniqued by one input outlives it.
+  mlir::MLIRContext ctx(registry(), mlir::MLIRContext::Threading::DISABLED);
+  ctx.printOpOnDiagnostic(false);
+  ctx.getDiagEngine().registerHandler([](mlir::Diagnostic &) {});
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      lockstep::importONNXFile(inputPath(), &ctx);
+  if (!module)
+    return 0;
+  llvm::raw_null_ostream sink;
+  mlir::PassManager pm(&ctx);
+  lockstep::buildImportPipeline(pm);
+  if (mlir::succeeded(pm.run(*module))) {
+    module->print(sink);
+    lockstep::printModelSummary(*module, sink);
+  }
+  return 0;
+}
