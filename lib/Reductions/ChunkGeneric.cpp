@@ -87,6 +87,26 @@ OpFoldResult lockstep::reductionLength(RewriterBase &rw, linalg::LinalgOp op,
   return loopSize(rw, op, dim);
 }
 
+ChunkSplit lockstep::splitLength(RewriterBase &rw, Location loc, OpFoldResult length,
+                                int64_t width) {
+  std::optional<int64_t> ls = getConstantIntValue(length);
+  Value c = arith::ConstantIndexOp::create(rw, loc, width);
+  if (ls)
+    return {rw.getIndexAttr(*ls / width), rw.getIndexAttr(*ls / width * width),
+            *ls % width == 0};
+  Value whole = arith::DivUIOp::create(rw, loc, cast<Value>(length), c);
+  return {whole, arith::MulIOp::create(rw, loc, whole, c).getResult(), false};
+}
+
+OpFoldResult ChunkSplit::tail(RewriterBase &rw, Location loc,
+                              OpFoldResult length) const {
+  std::optional<int64_t> ls = getConstantIntValue(length);
+  if (ls)
+    return rw.getIndexAttr(*ls - *getConstantIntValue(covered));
+  return arith::SubIOp::create(rw, loc, cast<Value>(length), cast<Value>(covered))
+      .getResult();
+}
+
 namespace {
 
 Value identityOf(OpBuilder &b, Location loc, Type t, Combiner c) {
@@ -188,17 +208,9 @@ FailureOr<Value> lockstep::chunkGeneric(RewriterBase &rw, linalg::GenericOp op,
   }
   Type elt = getElementTypeOrSelf(init->get().getType());
 
-  bool divisible = Ls && *Ls % C == 0;
-  Value cC = arith::ConstantIndexOp::create(rw, loc, C);
-  OpFoldResult nFull, lFull;
-  if (Ls) {
-    nFull = rw.getIndexAttr(*Ls / C);
-    lFull = rw.getIndexAttr(*Ls / C * C);
-  } else {
-    Value nv = arith::DivUIOp::create(rw, loc, cast<Value>(L), cC);
-    nFull = nv;
-    lFull = arith::MulIOp::create(rw, loc, nv, cC).getResult();
-  }
+  ChunkSplit split = splitLength(rw, loc, L, C);
+  bool divisible = split.divisible;
+  OpFoldResult nFull = split.whole, lFull = split.covered;
 
   // The partial: dims (.., j = r, k = r + 1, ..).
   auto shift = [&](unsigned d) { return d < r ? d : d + 1; };
@@ -302,10 +314,7 @@ FailureOr<Value> lockstep::chunkGeneric(RewriterBase &rw, linalg::GenericOp op,
     return combine.getResult(0);
 
   // The tail: the op over [lFull, L), from the identity.
-  OpFoldResult tailLen =
-      Ls ? OpFoldResult(rw.getIndexAttr(*Ls - *Ls / C * C))
-         : OpFoldResult(arith::SubIOp::create(rw, loc, cast<Value>(L),
-                                              cast<Value>(lFull)).getResult());
+  OpFoldResult tailLen = split.tail(rw, loc, L);
   SmallVector<Value> tIns;
   for (auto [i, o] : llvm::enumerate(op.getDpsInputOperands())) {
     Value x = o->get();

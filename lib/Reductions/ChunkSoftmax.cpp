@@ -131,17 +131,9 @@ FailureOr<Value> lockstep::chunkSoftmax(RewriterBase &rw, linalg::SoftmaxOp op,
   if ((Ls && *Ls <= C) || C <= 0) {
     std::tie(m, l) = B.stats(x, d, Ls ? *Ls : 0, "whole");
   } else {
-    bool divisible = Ls && *Ls % C == 0;
-    Value cC = arith::ConstantIndexOp::create(rw, loc, C);
-    OpFoldResult nFull, lFull;
-    if (Ls) {
-      nFull = rw.getIndexAttr(*Ls / C);
-      lFull = rw.getIndexAttr(*Ls / C * C);
-    } else {
-      Value nv = arith::DivUIOp::create(rw, loc, cast<Value>(L), cC);
-      nFull = nv;
-      lFull = arith::MulIOp::create(rw, loc, nv, cC).getResult();
-    }
+    ChunkSplit split = splitLength(rw, loc, L, C);
+    bool divisible = split.divisible;
+    OpFoldResult nFull = split.whole, lFull = split.covered;
     SmallVector<OpFoldResult> zeros(n, rw.getIndexAttr(0)), ones(n, rw.getIndexAttr(1));
     Value full = x;
     if (!divisible) {
@@ -190,9 +182,7 @@ FailureOr<Value> lockstep::chunkSoftmax(RewriterBase &rw, linalg::SoftmaxOp op,
     if (!divisible) {
       SmallVector<OpFoldResult> offs = zeros, ts = sizes;
       offs[d] = lFull;
-      ts[d] = Ls ? OpFoldResult(rw.getIndexAttr(*Ls - *Ls / C * C))
-                 : OpFoldResult(arith::SubIOp::create(rw, loc, cast<Value>(L),
-                                                      cast<Value>(lFull)).getResult());
+      ts[d] = split.tail(rw, loc, L);
       Value tailX = tensor::ExtractSliceOp::create(rw, loc, x, offs, ts, ones);
       auto [mt, st] = B.stats(tailX, d, C, "tail");
       unsigned sr = n - 1;

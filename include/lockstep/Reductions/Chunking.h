@@ -38,6 +38,22 @@ struct ChunkWidths {
   int64_t choose(std::optional<int64_t> length) const;
 };
 
+/// A reduction length L cut into chunks of width C: the number of whole
+/// chunks floor(L/C), the length they cover, and whether a tail remains.
+struct ChunkSplit {
+  mlir::OpFoldResult whole;   ///< floor(L/C), static or an index value
+  mlir::OpFoldResult covered; ///< floor(L/C)·C
+  bool divisible;             ///< L is static and a multiple of C
+  /// L - covered (the tail's length), built at the rewriter's point.
+  mlir::OpFoldResult tail(mlir::RewriterBase &rw, mlir::Location loc,
+                          mlir::OpFoldResult length) const;
+};
+
+/// Splits `length` (static, or an index value: then divui and muli are built
+/// at the rewriter's point) into whole chunks of width `width`.
+ChunkSplit splitLength(mlir::RewriterBase &rw, mlir::Location loc,
+                       mlir::OpFoldResult length, int64_t width);
+
 /// Rewrites `op`, a linalg.generic with exactly one reduction dim and an Add
 /// or Mul combiner, into the chunked form of width `width` (partial, combine
 /// and, when needed, tail). Returns the value that replaces the op's result
