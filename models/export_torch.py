@@ -8,7 +8,7 @@ Each graph: inputs input_ids [batch, seq], position_ids [batch, seq],
 past.{i}.key / past.{i}.value [batch, kv_heads, past, head_dim]; outputs
 logits [batch, seq, vocab] and present.{i}.key / present.{i}.value.
 
-usage: export_torch.py OUT_DIR
+usage: export_torch.py OUT_DIR [--extra]
 """
 import os
 import sys
@@ -29,6 +29,46 @@ ARCHS = {
         max_position_embeddings=128, rms_norm_eps=1e-6, tie_word_embeddings=True),
     "gpt2": lambda: transformers.GPT2Config(
         vocab_size=256, n_embd=64, n_layer=2, n_head=4, n_positions=128),
+}
+
+# Other architectures from the same exporters, for robustness runs
+# (`export_torch.py OUT --extra`): structure the fixtures do not have
+# (partial rotary, parallel residuals, q/k norms, multi-query attention,
+# learned positions with an offset, GeGLU, embedding scaling).
+_small = dict(vocab_size=256, hidden_size=64, intermediate_size=128,
+              num_hidden_layers=2, num_attention_heads=4,
+              max_position_embeddings=128)
+EXTRA_ARCHS = {
+    "mistral": lambda: transformers.MistralConfig(**_small, num_key_value_heads=2,
+                                                  sliding_window=None),
+    "qwen3": lambda: transformers.Qwen3Config(**_small, num_key_value_heads=2, head_dim=16),
+    "phi3": lambda: transformers.Phi3Config(**_small, num_key_value_heads=2,
+                                            pad_token_id=0, bos_token_id=1,
+                                            eos_token_id=2),
+    "gemma": lambda: transformers.GemmaConfig(**_small, num_key_value_heads=1,
+                                              head_dim=16, pad_token_id=0,
+                                              bos_token_id=1, eos_token_id=2),
+    "gpt_neox": lambda: transformers.GPTNeoXConfig(**_small, rotary_pct=0.25),
+    "stablelm": lambda: transformers.StableLmConfig(**_small, num_key_value_heads=4,
+                                                    partial_rotary_factor=0.25),
+    "phi": lambda: transformers.PhiConfig(**_small, partial_rotary_factor=0.5,
+                                          pad_token_id=0, bos_token_id=1,
+                                          eos_token_id=2),
+    "opt": lambda: transformers.OPTConfig(vocab_size=256, hidden_size=64, ffn_dim=128,
+                                          num_hidden_layers=2, num_attention_heads=4,
+                                          max_position_embeddings=128,
+                                          word_embed_proj_dim=64, pad_token_id=0,
+                                          bos_token_id=1, eos_token_id=2),
+    "falcon": lambda: transformers.FalconConfig(vocab_size=256, hidden_size=64,
+                                                num_hidden_layers=2,
+                                                num_attention_heads=4, multi_query=True,
+                                                new_decoder_architecture=False,
+                                                parallel_attn=True, bias=False),
+    "granite": lambda: transformers.GraniteConfig(**_small, num_key_value_heads=2),
+    "olmo": lambda: transformers.OlmoConfig(**_small, num_key_value_heads=4, pad_token_id=0,
+                                            bos_token_id=1, eos_token_id=2),
+    "starcoder2": lambda: transformers.Starcoder2Config(**_small, num_key_value_heads=2,
+                                                        sliding_window=None),
 }
 
 
@@ -54,12 +94,14 @@ class KVWrapper(torch.nn.Module):
 
 def build(arch):
     torch.manual_seed(0)
-    config = ARCHS[arch]()
+    config = {**ARCHS, **EXTRA_ARCHS}[arch]()
     model = AutoModelForCausalLM.from_config(config).eval().float()
     layers = config.num_hidden_layers
     heads = config.num_attention_heads
     kv = getattr(config, "num_key_value_heads", None) or heads
-    head_dim = config.hidden_size // heads
+    if getattr(config, "multi_query", False):
+        kv = 1
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // heads
     return KVWrapper(model, layers), layers, kv, head_dim
 
 
@@ -139,11 +181,12 @@ def check(path, wrapper, args):
 
 
 def main():
-    out_dir = sys.argv[1] if len(sys.argv) > 1 else "models/torch"
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    out_dir = args[0] if args else "models/torch"
     os.makedirs(out_dir, exist_ok=True)
     print("torch", torch.__version__, "transformers", transformers.__version__)
     ok = True
-    for arch in ARCHS:
+    for arch in (EXTRA_ARCHS if "--extra" in sys.argv else ARCHS):
         for exporter in ("dynamo18", "legacy17"):
             print(f"== {arch} {exporter}", flush=True)
             try:

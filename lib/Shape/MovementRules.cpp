@@ -1,6 +1,7 @@
 //===- MovementRules.cpp - Shapes of data movement onnx ops ---------------===//
 //
-// Concat, Split, Slice, Gather, GatherND, Squeeze, Unsqueeze and Transpose.
+// Concat, Split, Slice, Gather, GatherND, Squeeze, Unsqueeze, Flatten and
+// Transpose.
 // Slice clamps as the ONNX spec says when a dim is constant (as numpy does,
 // except that stepping down a start before the first element is clamped to
 // it, as onnxruntime does); against a symbolic dim, an index is assumed to lie
@@ -248,6 +249,20 @@ FailureOr<SmallVector<int64_t>> axesOf(RuleCtx &c, OpT op) {
   return SmallVector<int64_t>();
 }
 
+LogicalResult inferFlatten(RuleCtx &c, FlattenOp op) {
+  const SymTensor &t = c.in(op.getInput());
+  int64_t rank = t.rank(), axis = (int64_t)op.getAxis();
+  if (axis < -rank || axis > rank)
+    return c.fail("axis " + Twine(axis) + " is out of range for rank " + Twine(rank));
+  if (axis < 0)
+    axis += rank;
+  DimExpr outer(1), inner(1);
+  for (int64_t i = 0; i < rank; ++i)
+    (i < axis ? outer : inner) = (i < axis ? outer : inner) * t.dims[i];
+  c.set(0, t.elementType, {outer, inner}, t.values);
+  return success();
+}
+
 LogicalResult inferSqueeze(RuleCtx &c, SqueezeOp op) {
   const SymTensor &t = c.in(op.getData());
   auto axes = axesOf(c, op);
@@ -329,6 +344,7 @@ LogicalResult lockstep::shape::inferMovement(RuleCtx &c) {
       .Case<GatherOp>([&](auto o) { return inferGather(c, o); })
       .Case<GatherNDOp>([&](auto o) { return inferGatherND(c, o); })
       .Case<SqueezeOp>([&](auto o) { return inferSqueeze(c, o); })
+      .Case<FlattenOp>([&](auto o) { return inferFlatten(c, o); })
       .Case<UnsqueezeOp>([&](auto o) { return inferUnsqueeze(c, o); })
       .Case<TransposeOp>([&](auto o) { return inferTranspose(c, o); })
       .Default([](Operation *) { return failure(); });

@@ -437,6 +437,7 @@ std::optional<LogicalResult> lockstep::lowerMovement(Operation *op,
   return TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case<ReshapeOp>([&](auto o) { return lowerReshapeLike(o, o.getData(), o.getReshaped(), s); })
       .Case<SqueezeOp, UnsqueezeOp>([&](auto o) { return lowerReshapeLike(o, o.getData(), o.getOutput(), s); })
+      .Case<FlattenOp>([&](auto o) { return lowerReshapeLike(o, o.getInput(), o.getOutput(), s); })
       .Case<ConcatOp>([&](auto o) { return lowerConcat(o, s); })
       .Case<SplitOp>([&](auto o) { return lowerSplit(o, s); })
       .Case<SliceOp>([&](auto o) { return lowerSlice(o, s); })

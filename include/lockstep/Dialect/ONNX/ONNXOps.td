@@ -405,6 +405,22 @@ def ONNX_ReshapeOp : ONNX_Op<"Reshape", (ins AnyTensor:$data, AnyTensor:$shape),
   }];
 }
 
+def ONNX_FlattenOp : ONNX_Op<"Flatten", (ins AnyTensor:$input),
+    (ins DefaultValuedAttr<I64Attr, "1">:$axis), (outs AnyTensor:$output)> {
+  let summary = "flatten into two dims";
+  let description = [{
+    ONNX `Flatten`: the dims before `axis` (counted from the end when
+    negative) become the first output dim, the rest the second; the
+    elements keep their order.
+
+    Example:
+
+    ```mlir
+    %r = "onnx.Flatten"(%x) {axis = 2 : i64} : (tensor<2x3x4x5xf32>) -> tensor<6x20xf32>
+    ```
+  }];
+}
+
 class ONNX_AxesOp<string mnemonic, string what>
     : ONNX_Op<mnemonic, (ins AnyTensor:$data, Optional<AnyTensor>:$axes_input),
               (ins OptionalAttr<DenseI64ArrayAttr>:$axes),
