@@ -483,9 +483,11 @@ TEST(Engine, CancelStopsCleanly) {
     ASSERT_LE(r.generated.size(), b.generated.size());
     EXPECT_TRUE(std::equal(r.generated.begin(), r.generated.end(),
                            b.generated.begin()));
-    EXPECT_EQ(std::memcmp(r.logits.data(), b.logits.data(),
-                          r.logits.size() * sizeof(float)),
-              0);
+    // (memcmp of zero bytes still needs valid pointers: a request cancelled
+    // before its first token has no logits, and data() is null.)
+    EXPECT_TRUE(r.logits.empty() ||
+                std::memcmp(r.logits.data(), b.logits.data(),
+                            r.logits.size() * sizeof(float)) == 0);
     if (r.status == RequestStatus::Cancelled)
       ++cancelled;
     else
