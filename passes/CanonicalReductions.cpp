@@ -123,8 +123,26 @@ struct CanonicalReductionsPass
       return signalPassFailure();
     }
     ChunkWidths widths{maxChunk, minChunk, dynamicChunk};
+    IRRewriter rw(&getContext());
+    // Attention first: its expansion is marked, except for the score
+    // contraction, which the walk below chunks like any other.
+    SmallVector<ls::AttentionOp> attention;
+    getOperation().walk([&](ls::AttentionOp op) { attention.push_back(op); });
+    for (ls::AttentionOp op : attention) {
+      rw.setInsertionPoint(op);
+      int64_t sk = op.getKey().getType().getDimSize(2);
+      FailureOr<Value> v = chunkAttention(
+          rw, op, widths.choose(ShapedType::isDynamic(sk) ? std::nullopt : std::optional(sk)));
+      if (failed(v)) {
+        op.emitError("cannot put this attention in the canonical chunked form");
+        return signalPassFailure();
+      }
+      rw.replaceOp(op, *v);
+    }
     SmallVector<Operation *> work;
     getOperation().walk([&](Operation *op) {
+      if (op->hasAttr(kChunkRoleAttr))
+        return; // already in the canonical form
       if (isa<linalg::SoftmaxOp>(op)) {
         work.push_back(op);
         return;
@@ -137,7 +155,6 @@ struct CanonicalReductionsPass
         return;
       work.push_back(op);
     });
-    IRRewriter rw(&getContext());
     for (Operation *op : work) {
       auto g = dyn_cast<linalg::GenericOp>(op);
       if (g && (g.getNumReductionLoops() != 1 || !classifyCombiner(g))) {

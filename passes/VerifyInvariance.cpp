@@ -138,9 +138,10 @@ struct VerifyInvariancePass
   void runOnOperation() override {
     bool failed = false;
     getOperation().walk([&](Operation *op) {
-      if (isa<linalg::SoftmaxOp>(op)) {
-        op->emitError("linalg.softmax is left: its reduction order is "
-                      "unspecified (run lockstep-canonical-reductions)");
+      if (isa<linalg::SoftmaxOp, ls::AttentionOp>(op)) {
+        op->emitError() << op->getName()
+                        << " is left: its reduction order is "
+                           "unspecified (run lockstep-canonical-reductions)";
         failed = true;
         return;
       }

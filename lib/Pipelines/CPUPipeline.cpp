@@ -20,8 +20,9 @@ void registerOnce() {
 
 /// The function passes from onnx to linalg in the canonical form.
 std::string linalgPasses(const lockstep::CodegenOptions &options) {
-  std::string s = "convert-onnx-to-linalg, lockstep-canonical-reductions{policy=" +
-                  options.reductionPolicy + "}";
+  std::string s = options.recognizeAttention ? "lockstep-recognize-attention, " : "";
+  s += "convert-onnx-to-linalg, lockstep-canonical-reductions{policy=" +
+       options.reductionPolicy + "}";
   if (options.reductionPolicy == "canonical")
     s += ", lockstep-verify-invariance";
   return s;

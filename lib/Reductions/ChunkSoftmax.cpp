@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lockstep/Reductions/Chunking.h"
+#include "ChunkStats.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -29,46 +30,12 @@ namespace {
 
 using Iter = utils::IteratorType;
 
-struct SoftmaxBuilder {
-  RewriterBase &rw;
-  Location loc;
-  Type elt;
-  MLIRContext *ctx;
-
-  Value cst(OpBuilder &b, Location l, double v) {
-    return arith::ConstantOp::create(b, l, elt, b.getFloatAttr(elt, v));
-  }
-  Value negInf(OpBuilder &b, Location l) {
-    return arith::ConstantOp::create(
-        b, l, elt,
-        b.getFloatAttr(elt, APFloat::getInf(cast<FloatType>(elt).getFloatSemantics(), true)));
-  }
-  Value fill(ArrayRef<OpFoldResult> sizes, Value v) {
-    Value e = tensor::EmptyOp::create(rw, loc, sizes, elt);
-    return linalg::FillOp::create(rw, loc, v, e).getResult(0);
-  }
-  /// exp(x - m), or 0 when m = -inf (a chunk of -inf only: every term 0).
-  Value shiftedExp(OpBuilder &b, Location l, Value x, Value m) {
-    Value isInf = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, m, negInf(b, l));
-    Value e = math::ExpOp::create(b, l, arith::SubFOp::create(b, l, x, m));
-    return arith::SelectOp::create(b, l, isInf, cst(b, l, 0.0), e);
-  }
+struct SoftmaxBuilder : StatsBuilder {
   /// One merge of (m, l) with the chunk statistics (mj, sj).
   std::pair<Value, Value> merge(OpBuilder &b, Location l, Value m, Value lsum,
                                 Value mj, Value sj) {
-    Value mn = arith::MaximumFOp::create(b, l, m, mj);
-    Value alpha = shiftedExp(b, l, m, mn);
-    Value beta = shiftedExp(b, l, mj, mn);
-    // shiftedExp tests its second operand; the weights are 0 when their own
-    // max is -inf.
-    Value mInf = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, m, negInf(b, l));
-    Value jInf = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, mj, negInf(b, l));
-    alpha = arith::SelectOp::create(b, l, mInf, cst(b, l, 0.0), alpha);
-    beta = arith::SelectOp::create(b, l, jInf, cst(b, l, 0.0), beta);
-    Value la = arith::MulFOp::create(b, l, lsum, alpha);
-    Value sb = arith::MulFOp::create(b, l, sj, beta);
-    Value ln = arith::AddFOp::create(b, l, la, sb);
-    return {mn, ln};
+    Weights w = weights(b, l, m, mj);
+    return {w.max, blend(b, l, lsum, w.alpha, sj, w.beta)};
   }
   AffineMap dropDim(unsigned n, unsigned d) {
     SmallVector<AffineExpr> e;
@@ -119,7 +86,7 @@ FailureOr<Value> lockstep::chunkSoftmax(RewriterBase &rw, linalg::SoftmaxOp op,
   Location loc = op.getLoc();
   Value x = op.getInput();
   auto xt = cast<RankedTensorType>(x.getType());
-  SoftmaxBuilder B{rw, loc, xt.getElementType(), op.getContext()};
+  SoftmaxBuilder B{{rw, loc, xt.getElementType(), op.getContext()}};
   unsigned d = op.getDimension(), n = xt.getRank();
   SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rw, loc, x);
   if (xt.isDynamicDim(d)) // unfolded: the verifier traces chunk counts to it

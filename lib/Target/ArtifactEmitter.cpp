@@ -67,6 +67,8 @@ LogicalResult lockstep::emitCPUArtifact(ModuleOp module, const std::string &path
   meta.target = rt::kCpuTarget;
   meta.properties.push_back({"cpu_level", kCpuLevel});
   meta.properties.push_back({"reduction_policy", options.codegen.reductionPolicy});
+  meta.properties.push_back(
+      {"attention", options.codegen.recognizeAttention ? "recognized" : "decomposed"});
   std::string notServable;
   if (auto roles = findServingRoles(func, notServable))
     for (auto &p : servingProperties(*roles))

@@ -47,7 +47,9 @@ const char *kOverview =
     "      is referenced by path, offset, length and checksum). Every\n"
     "      reduction is put in the numerics contract's chunked form and\n"
     "      checked by the invariance verifier; --reduction-policy=adaptive\n"
-    "      builds the batch-dependent negative control instead.\n\n"
+    "      builds the batch-dependent negative control instead. Attention\n"
+    "      subgraphs are recognized by structure and replaced with\n"
+    "      lockstep.attention (--attention=decomposed keeps them op by op).\n\n"
     "  lockstep-opt MODEL.onnx [--emit=onnx|onnx-raw|summary|linalg|llvm] [-o FILE]\n"
     "      Import an ONNX model (binary, with external data, or the ONNX\n"
     "      textual syntax in a .onnxtxt file) and print the onnx dialect\n"
@@ -131,8 +133,19 @@ int importMain(int argc, char **argv) {
                "the number of rows at run time like ordinary stacks (not "
                "batch-invariant; the verifier is off)"),
       cl::init("canonical"));
+  cl::opt<std::string> attention(
+      "attention",
+      cl::desc("recognized (default): attention subgraphs become "
+               "lockstep.attention, reduced by the softmax contract; "
+               "decomposed: lowered op by op as exported"),
+      cl::init("recognized"));
   if (!parseOptions(argc, argv, kOverview))
     return 2;
+  if (attention != "recognized" && attention != "decomposed") {
+    errs() << "lockstep-opt: unknown --attention value '" << attention
+           << "' (expected recognized or decomposed)\n";
+    return 2;
+  }
   if (reductionPolicy != "canonical" && reductionPolicy != "adaptive") {
     errs() << "lockstep-opt: unknown --reduction-policy value '" << reductionPolicy
            << "' (expected canonical or adaptive)\n";
@@ -152,6 +165,7 @@ int importMain(int argc, char **argv) {
   }
   lockstep::ArtifactOptions artifactOptions;
   artifactOptions.codegen.reductionPolicy = reductionPolicy;
+  artifactOptions.codegen.recognizeAttention = attention == "recognized";
   if (weights == "embed")
     artifactOptions.weights = lockstep::WeightPolicy::Embed;
   else if (weights == "reference")
@@ -223,7 +237,7 @@ int main(int argc, char **argv) {
       return importMain(argc, argv);
   }
   DialectRegistry registry;
-  registry.insert<lockstep::onnxir::ONNXDialect>();
+  registry.insert<lockstep::onnxir::ONNXDialect, lockstep::ls::LockstepDialect>();
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerAllPasses();

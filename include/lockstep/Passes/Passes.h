@@ -2,6 +2,7 @@
 #ifndef LOCKSTEP_PASSES_PASSES_H
 #define LOCKSTEP_PASSES_PASSES_H
 
+#include "lockstep/Dialect/Lockstep/LockstepDialect.h"
 #include "lockstep/Dialect/ONNX/ONNXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

@@ -41,6 +41,39 @@ def ONNXFoldShapeConstants : Pass<"onnx-fold-shape-constants", "mlir::func::Func
   let dependentDialects = ["::lockstep::onnxir::ONNXDialect"];
 }
 
+def RecognizeAttention : Pass<"lockstep-recognize-attention", "mlir::func::FuncOp"> {
+  let summary = "Replace the attention subgraphs of a decoder with lockstep.attention";
+  let description = [{
+    Runs on the onnx form, after shape inference. It finds attention by
+    structure, never by names or sizes:
+    - a Softmax over the last axis of a rank-4 tensor whose only consumer is
+      a MatMul with the values [B, H, Sk, Dv], directly or through the
+      `Where(IsNaN(p), 0, p)` guard that exported SDPA adds (then
+      `zero_empty_rows` is set);
+    - its input: a MatMul of the queries [B, H, Sq, D] with the keys
+      transposed [B, H, D, Sk], optionally multiplied or divided by a scalar,
+      then optionally masked, by `Add` of a float mask or by
+      `Where(mask, scores, fill)` with a scalar fill.
+    The keys are unwound to [B, Hk, Sk, D]: a scalar Mul on them (SDPA's
+    split scale) becomes `key_scale`; a Transpose of the last two axes, or
+    dynamo's Reshape/Transpose/Reshape, is dropped (else a Transpose is
+    inserted). When both keys and values repeat their heads for
+    grouped-query attention (Unsqueeze, Expand by G, Reshape to Hk·G heads),
+    the repetition is dropped and the op reads head h / G.
+
+    The mask subgraph itself is kept as an operand. An attention that does
+    not match is left as it is and compiles op by op.
+
+    Example: `Softmax(Add(Mul(MatMul(%q, Transpose(%k)), %c), %m))` followed
+    by `MatMul(%p, %v)` becomes
+    `lockstep.attention %q, %k, %v mask %m scale %c`.
+  }];
+  let statistics = [
+    Statistic<"numRecognized", "recognized", "attention subgraphs replaced">
+  ];
+  let dependentDialects = ["::lockstep::onnxir::ONNXDialect", "::lockstep::ls::LockstepDialect"];
+}
+
 def ConvertONNXToLinalg : Pass<"convert-onnx-to-linalg", "mlir::func::FuncOp"> {
   let summary = "Lower onnx ops to linalg, tensor, arith and math on tensors";
   let description = [{

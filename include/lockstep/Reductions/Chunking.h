@@ -10,6 +10,7 @@
 #ifndef LOCKSTEP_REDUCTIONS_CHUNKING_H
 #define LOCKSTEP_REDUCTIONS_CHUNKING_H
 
+#include "lockstep/Dialect/Lockstep/LockstepDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -67,6 +68,14 @@ mlir::FailureOr<mlir::Value> chunkGeneric(mlir::RewriterBase &rw,
 mlir::FailureOr<mlir::Value> chunkSoftmax(mlir::RewriterBase &rw,
                                           mlir::linalg::SoftmaxOp op,
                                           int64_t width);
+
+/// Expands lockstep.attention into linalg by the contract, with key chunks of
+/// width `width` counted from key 0 (taken whole when the key length is
+/// static and at most `width`). The score contraction is left unmarked for
+/// the caller to chunk. Returns the value that replaces the op's result.
+mlir::FailureOr<mlir::Value> chunkAttention(mlir::RewriterBase &rw,
+                                            lockstep::ls::AttentionOp op,
+                                            int64_t width);
 
 /// The length of the reduction dim `dim` of `op` (a static size or an index
 /// value computed from the dim of an operand), built at the rewriter's point.

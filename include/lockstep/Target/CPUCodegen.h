@@ -20,6 +20,9 @@ struct CodegenOptions {
   /// lockstep-verify-invariance. "adaptive": the negative control, whose
   /// splits depend on the number of rows; the verifier is off.
   std::string reductionPolicy = "canonical";
+  /// Replace recognized attention subgraphs with lockstep.attention
+  /// (lockstep-recognize-attention); off: every op is lowered as exported.
+  bool recognizeAttention = true;
 };
 
 /// Adds the passes from the onnx form (shapes inferred) to linalg in the

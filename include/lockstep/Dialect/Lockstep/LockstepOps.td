@@ -1,0 +1,71 @@
+//===- LockstepOps.td - lockstep dialect operations --------*- tablegen -*-===//
+#ifndef LOCKSTEP_OPS
+#define LOCKSTEP_OPS
+
+include "lockstep/Dialect/Lockstep/LockstepDialect.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/OpBase.td"
+
+class Lockstep_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Lockstep_Dialect, mnemonic, traits>;
+
+def Lockstep_AttentionOp : Lockstep_Op<"attention",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "scaled dot-product attention, reduced by the softmax contract";
+  let description = [{
+    Attention of `query` [B, H, Sq, D] over `key` [B, Hk, Sk, D] and `value`
+    [B, Hk, Sk, Dv], with H a multiple of Hk: query head h reads key and value
+    head h / (H / Hk) (grouped-query attention; H = Hk is ordinary
+    multi-head attention). The result is [B, H, Sq, Dv]. Key index k is
+    absolute position k of the sequence: the keys of a cache come first.
+
+    The scores, for each (b, h, i, k):
+    - `dot = Σ_d fma(q[d], k'[d], dot)` from +0.0 in increasing d (chunked by
+      the contract when D is long), where `k' = key * key_scale` when
+      `key_scale` is given (a scalar);
+    - `s = dot * scale`, or `dot / scale` with `scale_divides`, when `scale`
+      (a scalar) is given;
+    - with a `mask` of element type i1 and a `fill` scalar:
+      `x = mask ? s : fill`; with a floating-point `mask`: `x = s + mask`.
+      The mask broadcasts numpy-style to [B, H, Sq, Sk].
+
+    The softmax over k and the product with `value` follow the contract's
+    chunk-local statistics, with chunks of width C counted from key 0. For
+    chunk j: `m_j = max x`, `s_j = Σ exp(x − m_j)` and
+    `o_j = Σ fma(exp(x − m_j), v, o_j)` from +0.0 (terms are 0 when m_j is
+    -inf). Chunks merge left to right from (−inf, 0, 0):
+    `m = max(m_acc, m_j)`, `α = exp(m_acc − m)`, `β = exp(m_j − m)`,
+    `l = l_acc·α + s_j·β`, `o = o_acc·α + o_j·β`. The result is `o / l`;
+    with `zero_empty_rows` a row whose `l` is 0 (no key kept) gives 0, as
+    the `Where(IsNaN(p), 0, p)` guard of exported SDPA does.
+
+    Because the chunks are fixed by key position, a query at position t gets
+    the same bits whether it is computed in a prefill of any length or in a
+    decode step, provided that masked keys get a fill far below the kept
+    scores (or −inf).
+
+    Example (grouped-query attention, 4 query heads over 2 key heads, a
+    causal boolean mask, scaled by 0.25):
+
+    ```mlir
+    %o = lockstep.attention %q, %k, %v mask %m fill %ninf scale %c
+        : (tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>,
+           tensor<1x1x?x?xi1>, tensor<f32>, tensor<f32>) -> tensor<1x4x?x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key,
+                       AnyRankedTensor:$value, Optional<AnyRankedTensor>:$mask,
+                       Optional<AnyRankedTensor>:$fill,
+                       Optional<AnyRankedTensor>:$key_scale,
+                       Optional<AnyRankedTensor>:$scale,
+                       UnitAttr:$scale_divides, UnitAttr:$zero_empty_rows);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^)? (`fill` $fill^)?
+    (`key_scale` $key_scale^)? (`scale` $scale^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif

@@ -1,0 +1,71 @@
+//===- ChunkStats.h - Chunk-local softmax statistics, shared ----*- C++ -*-===//
+//
+// The pieces of the contract's chunk-local statistics that softmax and
+// attention share: exp(x - m) with the -inf convention, and the left-to-right
+// merge weights. Internal to lib/Reductions.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOCKSTEP_LIB_REDUCTIONS_CHUNKSTATS_H
+#define LOCKSTEP_LIB_REDUCTIONS_CHUNKSTATS_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace lockstep {
+
+struct StatsBuilder {
+  mlir::RewriterBase &rw;
+  mlir::Location loc;
+  mlir::Type elt;
+  mlir::MLIRContext *ctx;
+
+  mlir::Value cst(mlir::OpBuilder &b, mlir::Location l, double v) {
+    return mlir::arith::ConstantOp::create(b, l, elt, b.getFloatAttr(elt, v));
+  }
+  mlir::Value negInf(mlir::OpBuilder &b, mlir::Location l) {
+    auto sem = &llvm::cast<mlir::FloatType>(elt).getFloatSemantics();
+    return mlir::arith::ConstantOp::create(
+        b, l, elt, b.getFloatAttr(elt, llvm::APFloat::getInf(*sem, true)));
+  }
+  mlir::Value isNegInf(mlir::OpBuilder &b, mlir::Location l, mlir::Value v) {
+    return mlir::arith::CmpFOp::create(b, l, mlir::arith::CmpFPredicate::OEQ, v,
+                                       negInf(b, l));
+  }
+  /// A tensor of `sizes` filled with `v`.
+  mlir::Value fill(llvm::ArrayRef<mlir::OpFoldResult> sizes, mlir::Value v) {
+    mlir::Value e = mlir::tensor::EmptyOp::create(rw, loc, sizes, elt);
+    return mlir::linalg::FillOp::create(rw, loc, v, e).getResult(0);
+  }
+  /// exp(x - m), or 0 when m = -inf (a chunk of -inf only: every term 0).
+  mlir::Value shiftedExp(mlir::OpBuilder &b, mlir::Location l, mlir::Value x,
+                         mlir::Value m) {
+    mlir::Value e = mlir::math::ExpOp::create(
+        b, l, mlir::arith::SubFOp::create(b, l, x, m));
+    return mlir::arith::SelectOp::create(b, l, isNegInf(b, l, m), cst(b, l, 0.0), e);
+  }
+  struct Weights {
+    mlir::Value max, alpha, beta;
+  };
+  /// The merge of a running max `m` with a chunk's max `mj`: the new max,
+  /// α = exp(m - max) and β = exp(mj - max), each 0 when its own max is -inf.
+  Weights weights(mlir::OpBuilder &b, mlir::Location l, mlir::Value m, mlir::Value mj) {
+    mlir::Value mn = mlir::arith::MaximumFOp::create(b, l, m, mj);
+    mlir::Value alpha = shiftedExp(b, l, m, mn), beta = shiftedExp(b, l, mj, mn);
+    alpha = mlir::arith::SelectOp::create(b, l, isNegInf(b, l, m), cst(b, l, 0.0), alpha);
+    beta = mlir::arith::SelectOp::create(b, l, isNegInf(b, l, mj), cst(b, l, 0.0), beta);
+    return {mn, alpha, beta};
+  }
+  /// acc·α + x·β: two products and a sum, no fma.
+  mlir::Value blend(mlir::OpBuilder &b, mlir::Location l, mlir::Value acc,
+                    mlir::Value alpha, mlir::Value x, mlir::Value beta) {
+    return mlir::arith::AddFOp::create(b, l, mlir::arith::MulFOp::create(b, l, acc, alpha),
+                                       mlir::arith::MulFOp::create(b, l, x, beta));
+  }
+};
+
+} // namespace lockstep
+
+#endif
