@@ -61,8 +61,10 @@ struct StatsBuilder {
   /// acc·α + x·β: two products and a sum, no fma.
   mlir::Value blend(mlir::OpBuilder &b, mlir::Location l, mlir::Value acc,
                     mlir::Value alpha, mlir::Value x, mlir::Value beta) {
-    return mlir::arith::AddFOp::create(b, l, mlir::arith::MulFOp::create(b, l, acc, alpha),
-                                       mlir::arith::MulFOp::create(b, l, x, beta));
+    // Built in sequence: argument evaluation order is unspecified in C++.
+    mlir::Value a = mlir::arith::MulFOp::create(b, l, acc, alpha);
+    mlir::Value c = mlir::arith::MulFOp::create(b, l, x, beta);
+    return mlir::arith::AddFOp::create(b, l, a, c);
   }
 };
 

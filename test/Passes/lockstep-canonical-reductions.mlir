@@ -208,3 +208,62 @@ func.func @adaptive_sum(%x: tensor<?x64xf32>, %init: tensor<?xf32>) -> tensor<?x
   } -> tensor<?xf32>
   return %r : tensor<?xf32>
 }
+
+// -----
+
+// lockstep.attention over a dynamic number of keys, 4 query heads over 2 key
+// heads. Query heads are split as [2, 2] (expand_shape, no copy). The score
+// contraction over the head size (8) is whole. The key axis of the masked
+// scores and of the values is cut into 64-wide chunks counted from key 0,
+// both counted from the scores' own key length: per chunk a max, a partial
+// sum of exp(x - m_j) and a partial fma fold of the values; a combine merges
+// (m, l, o) over the chunks; a tail covers the remaining keys; the result is
+// collapsed back to 4 heads.
+// CHECK-LABEL: func @attention_dynamic
+// CHECK: %[[Q5:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1, 2], [3], [4]] output_shape [1, 2, 2, %{{.*}}, 8]
+// CHECK: linalg.generic {{.*}} ins(%[[Q5]], %arg1 : {{.*}}) outs({{.*}}) attrs = {lockstep.chunk_role = "whole", lockstep.chunk_width = 8 : i64}
+// CHECK: math.fma
+// CHECK: %[[X:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %arg3, %arg4 : tensor<1x2x2x?x?xf32>, tensor<1x1x?x?xi1>, tensor<f32>)
+// CHECK: arith.select
+// CHECK: %[[L:.*]] = tensor.dim %[[X]], %c4
+// CHECK: %[[N:.*]] = arith.divui %[[L]], %c64
+// CHECK: %[[XC:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1], [2], [3], [4, 5]] output_shape [1, 2, 2, %{{.*}}, %[[N]], 64]
+// CHECK: %[[VC:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1], [2, 3], [4]] output_shape [1, 2, %[[N]], 64, 8]
+// CHECK: %[[M:.*]] = linalg.generic {{.*}} ins(%[[XC]] : tensor<1x2x2x?x?x64xf32>)
+// CHECK: arith.maximumf
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[XC]], %[[M]] : {{.*}} attrs = {lockstep.chunk_role = "partial", lockstep.chunk_width = 64 : i64}
+// CHECK: %[[O:.*]] = linalg.generic {{.*}} ins(%[[XC]], %[[M]], %[[VC]] : {{.*}} attrs = {lockstep.chunk_role = "partial", lockstep.chunk_width = 64 : i64}
+// CHECK: math.fma
+// CHECK: linalg.generic {{.*}} ins(%[[M]], %[[S]], %[[O]] : {{.*}} attrs = {lockstep.chunk_role = "combine", lockstep.chunk_width = 64 : i64}
+// CHECK: attrs = {lockstep.chunk_role = "tail", lockstep.chunk_width = 64 : i64}
+// CHECK: attrs = {lockstep.chunk_role = "tail", lockstep.chunk_width = 64 : i64}
+// CHECK: arith.divf
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2], [3], [4]] : tensor<1x2x2x?x8xf32> into tensor<1x4x?x8xf32>
+func.func @attention_dynamic(%q: tensor<1x4x?x8xf32>, %k: tensor<1x2x?x8xf32>,
+                             %v: tensor<1x2x?x8xf32>, %m: tensor<1x1x?x?xi1>,
+                             %fill: tensor<f32>) -> tensor<1x4x?x8xf32> {
+  %o = lockstep.attention %q, %k, %v mask %m fill %fill
+      : (tensor<1x4x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x1x?x?xi1>, tensor<f32>) -> tensor<1x4x?x8xf32>
+  return %o : tensor<1x4x?x8xf32>
+}
+
+// -----
+
+// Attention over 16 static keys: the statistics are taken whole (width 16),
+// with no combine; an additive mask and a divided scale, and the guard that
+// gives 0 for a row with no key kept.
+// CHECK-LABEL: func @attention_static
+// CHECK-NOT: "combine"
+// CHECK: arith.divf
+// CHECK: arith.addf
+// CHECK: attrs = {lockstep.chunk_role = "whole", lockstep.chunk_width = 16 : i64}
+// CHECK: attrs = {lockstep.chunk_role = "whole", lockstep.chunk_width = 16 : i64}
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select
+func.func @attention_static(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x16x8xf32>,
+                            %v: tensor<2x2x16x8xf32>, %m: tensor<4x16xf32>,
+                            %c: tensor<1xf32>) -> tensor<2x2x4x8xf32> {
+  %o = lockstep.attention %q, %k, %v mask %m scale %c {scale_divides, zero_empty_rows}
+      : (tensor<2x2x4x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>, tensor<4x16xf32>, tensor<1xf32>) -> tensor<2x2x4x8xf32>
+  return %o : tensor<2x2x4x8xf32>
+}

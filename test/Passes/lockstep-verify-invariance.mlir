@@ -131,3 +131,14 @@ func.func @softmax(%x: tensor<?x?xf32>, %o: tensor<?x?xf32>) -> tensor<?x?xf32> 
   %r = linalg.softmax dimension(1) ins(%x : tensor<?x?xf32>) outs(%o : tensor<?x?xf32>) -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>
 }
+
+// -----
+
+// lockstep.attention must be expanded by lockstep-canonical-reductions first.
+func.func @attention_left(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>,
+                          %v: tensor<1x2x?x8xf32>) -> tensor<1x2x?x8xf32> {
+  // expected-error @+1 {{lockstep.attention is left}}
+  %o = lockstep.attention %q, %k, %v
+      : (tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>) -> tensor<1x2x?x8xf32>
+  return %o : tensor<1x2x?x8xf32>
+}
