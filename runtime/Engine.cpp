@@ -54,7 +54,14 @@ std::unique_ptr<Engine> Engine::create(StepModel &model,
   std::unique_ptr<KVCache> kv = KVCache::create(config.kv, error);
   if (!kv)
     return nullptr;
-  return std::unique_ptr<Engine>(new Engine(model, config, std::move(kv)));
+  // A model whose tables end before the configured context caps it.
+  EngineConfig c = config;
+  if (std::optional<int64_t> limit = model.maxContext();
+      limit && *limit < c.scheduler.maxContext) {
+    c.scheduler.maxContext = std::max<int64_t>(*limit, 2);
+    c.scheduler.maxContextSource = "the model's limit: " + model.maxContextSource();
+  }
+  return std::unique_ptr<Engine>(new Engine(model, c, std::move(kv)));
 }
 
 namespace {

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,11 @@ public:
   /// want no logits are left alone. False with `error` on failure.
   virtual bool step(const StepBatch &batch, KVCache &kv, float *logitsOut,
                     std::string &error) = 0;
+  /// The longest context (prompt + generated tokens) the model can take, and
+  /// what sets it; nullopt when it has no limit. The engine refuses longer
+  /// requests.
+  virtual std::optional<int64_t> maxContext() const { return std::nullopt; }
+  virtual std::string maxContextSource() const { return {}; }
 };
 
 struct EngineConfig {

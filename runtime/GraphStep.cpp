@@ -104,6 +104,15 @@ GraphStepModel::create(const LoadedArtifact &artifact, const CpuModule &module,
     return nullptr;
   }
   g->vocabSize = *v->getConstant();
+  if (auto lim = get("serving.max_context")) {
+    size_t n = 0;
+    if (!parseIndex(*lim, size_t(1) << 40, n) || n < 1) {
+      error = "bad serving.max_context";
+      return nullptr;
+    }
+    g->contextLimit = int64_t(n);
+    g->contextLimitAt = get("serving.max_context_at").value_or("a fixed-size table");
+  }
   size_t n = 0;
   if (!parseIndex(*nStreams, 1u << 20, n) || n == 0) {
     error = "bad serving.cache_streams";

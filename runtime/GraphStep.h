@@ -44,6 +44,8 @@ public:
   create(const LoadedArtifact &artifact, const CpuModule &module, std::string &error);
 
   int64_t vocab() const override { return vocabSize; }
+  std::optional<int64_t> maxContext() const override { return contextLimit; }
+  std::string maxContextSource() const override { return contextLimitAt; }
   bool step(const StepBatch &batch, KVCache &kv, float *logitsOut,
             std::string &error) override;
 
@@ -69,6 +71,8 @@ private:
   std::optional<size_t> positions, mask;
   std::vector<Stream> streams;
   int64_t vocabSize = 0, rowElems = 0;
+  std::optional<int64_t> contextLimit; // serving.max_context
+  std::string contextLimitAt;          // serving.max_context_at
 };
 
 } // namespace lockstep::rt

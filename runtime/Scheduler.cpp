@@ -111,7 +111,8 @@ bool Scheduler::add(const Request &r, std::string &reason) {
     return reject("prompt of " + std::to_string(p) + " tokens + " +
                   std::to_string(r.maxNewTokens) +
                   " new tokens exceeds the context of " +
-                  std::to_string(cfg.maxContext));
+                  std::to_string(cfg.maxContext) +
+                  (cfg.maxContextSource.empty() ? "" : " (" + cfg.maxContextSource + ")"));
   for (size_t i = 0; i < r.prompt.size(); ++i)
     if (r.prompt[i] < 0 || r.prompt[i] >= cfg.vocab)
       return reject("token id " + std::to_string(r.prompt[i]) +

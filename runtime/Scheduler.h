@@ -62,6 +62,7 @@ struct SchedulerConfig {
   int64_t maxSeqs = 64;          ///< Max requests per step.
   int64_t maxPrefillChunk = 256; ///< Max tokens of one request per step.
   int64_t maxContext = 2048;     ///< Max prompt + maxNewTokens.
+  std::string maxContextSource;  ///< What sets maxContext, for messages.
   int64_t vocab = 0;             ///< Token ids must be in [0, vocab).
   int32_t eosToken = -1;         ///< A generated eosToken finishes (-1: none).
 };

@@ -80,6 +80,9 @@ void lockstep::printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
       os << "  cache: " << name(func.getArgAttrDict(c.past), c.past) << " -> "
          << name(func.getResultAttrDict(c.present), c.present) << " (axis " << c.axis
          << ")\n";
+    if (r->maxContext)
+      os << "  context: at most " << *r->maxContext << " tokens (" << r->maxContextAt
+         << ")\n";
   } else {
     os << "serving:  none (" << why << ")\n";
   }

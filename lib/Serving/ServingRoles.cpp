@@ -24,11 +24,11 @@ Value strip(Value v, bool reshapes = false) {
   return v;
 }
 
-std::optional<SmallVector<DimExpr>> dimsOf(Value v) {
+} // namespace
+
+std::optional<SmallVector<DimExpr>> lockstep::dimsOf(Value v) {
   return getSymbolicDims(v.getType());
 }
-
-} // namespace
 
 std::optional<ServingRoles> lockstep::findServingRoles(func::FuncOp main,
                                                        std::string &why) {
@@ -165,6 +165,7 @@ std::optional<ServingRoles> lockstep::findServingRoles(func::FuncOp main,
     return std::nullopt;
   }
   r.logits = *logits;
+  findContextLimit(main, r);
   return r;
 }
 
@@ -186,5 +187,9 @@ lockstep::servingProperties(const ServingRoles &r) {
     p.push_back({"serving.cache." + std::to_string(i),
                  num(r.cache[i].past) + " " + num(r.cache[i].present) + " " +
                      num(r.cache[i].axis)});
+  if (r.maxContext) {
+    p.push_back({"serving.max_context", std::to_string(*r.maxContext)});
+    p.push_back({"serving.max_context_at", r.maxContextAt});
+  }
   return p;
 }

@@ -89,12 +89,17 @@ func.func @concat(%a: tensor<?x16xf32, #onnx.dims<[p, 16]>>, %b: tensor<?x16xf32
 
 // -----
 
-// Gather reads the table by index, wrapping negative indices.
+// Gather reads the table by index, wrapping negative indices and clamping
+// the index to [0, 99]: a token id out of range reads row 0 or 99, never
+// memory outside the table.
 // CHECK-LABEL: func.func @gather
 // CHECK: linalg.generic
 // CHECK: arith.index_cast
 // CHECK: arith.select
-// CHECK: tensor.extract %arg0
+// CHECK: %[[LAST:.*]] = arith.subi %c100, %c1
+// CHECK: %[[LO:.*]] = arith.minsi %{{.*}}, %[[LAST]]
+// CHECK: %[[I:.*]] = arith.maxsi %[[LO]], %c0
+// CHECK: tensor.extract %arg0[%[[I]], %{{.*}}]
 func.func @gather(%t: tensor<100x8xf32>, %ids: tensor<?x?xi64, #onnx.dims<[b, s]>>) -> tensor<?x?x8xf32, #onnx.dims<[b, s, 8]>> {
   %e = "onnx.Gather"(%t, %ids) {axis = 0 : i64} : (tensor<100x8xf32>, tensor<?x?xi64, #onnx.dims<[b, s]>>) -> tensor<?x?x8xf32, #onnx.dims<[b, s, 8]>>
   return %e : tensor<?x?x8xf32, #onnx.dims<[b, s, 8]>>
@@ -297,14 +302,17 @@ func.func @slice_reverse(%x: tensor<?x8xf32, #onnx.dims<[n, 8]>>) -> tensor<?x3x
 
 // GatherND reads the index tuple of each output element from the indices
 // (after batch_dims leading dims, which index data directly), wrapping
-// negative indices by the dim they index.
+// negative indices by the dim they index and clamping them to it (an index
+// out of range reads the nearest element, never memory outside data).
 // CHECK-LABEL: func.func @gathernd
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<2x4xf32>)
 // CHECK: %[[B:.*]] = linalg.index 0
 // CHECK: %[[IV:.*]] = tensor.extract %arg1[%[[B]], %c0{{.*}}] : tensor<2x1xi64>
 // CHECK: %[[I:.*]] = arith.index_cast %[[IV]]
 // CHECK: %[[W:.*]] = arith.addi %[[I]], %c3
-// CHECK: %[[IDX:.*]] = arith.select %{{.*}}, %[[W]], %[[I]]
+// CHECK: %[[SEL:.*]] = arith.select %{{.*}}, %[[W]], %[[I]]
+// CHECK: %[[LO:.*]] = arith.minsi %[[SEL]], %{{.*}}
+// CHECK: %[[IDX:.*]] = arith.maxsi %[[LO]], %c0
 // CHECK: %[[J:.*]] = linalg.index 1
 // CHECK: tensor.extract %arg0[%[[B]], %[[IDX]], %[[J]]] : tensor<2x3x4xf32>
 func.func @gathernd(%d: tensor<2x3x4xf32>, %i: tensor<2x1xi64>) -> tensor<2x4xf32> {
@@ -319,7 +327,8 @@ func.func @gathernd(%d: tensor<2x3x4xf32>, %i: tensor<2x1xi64>) -> tensor<2x4xf3
 // slice of updates and inserted back.
 // CHECK-LABEL: func.func @scatternd_add
 // CHECK: %[[COPY:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<4x8xf32>)
-// CHECK: %[[R0:.*]] = arith.select
+// CHECK: arith.select
+// CHECK: %[[R0:.*]] = arith.maxsi
 // CHECK: %[[U0:.*]] = tensor.extract_slice %arg2[0, 0] [1, 8] [1, 1] : tensor<2x8xf32> to tensor<8xf32>
 // CHECK: %[[D0:.*]] = tensor.extract_slice %[[COPY]][%[[R0]], 0] [1, 8] [1, 1] : tensor<4x8xf32> to tensor<8xf32>
 // CHECK: %[[S0:.*]] = linalg.generic {{.*}} ins(%[[D0]], %[[U0]] :

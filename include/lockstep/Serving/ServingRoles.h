@@ -17,6 +17,7 @@
 #ifndef LOCKSTEP_SERVING_SERVINGROLES_H
 #define LOCKSTEP_SERVING_SERVINGROLES_H
 
+#include "lockstep/Shape/DimExpr.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <optional>
@@ -38,6 +39,10 @@ struct ServingRoles {
   };
   std::vector<Stream> cache;
   std::string batch, seq, past; // the symbols
+  /// The longest context (prompt + generated tokens) that the graph's
+  /// fixed-size tables allow, and the node that sets it (findContextLimit).
+  std::optional<int64_t> maxContext;
+  std::string maxContextAt;
 };
 
 /// The roles of `main`'s inputs and outputs (after onnx-infer-shapes), or
@@ -45,6 +50,13 @@ struct ServingRoles {
 /// that the serving runtime can drive.
 std::optional<ServingRoles> findServingRoles(mlir::func::FuncOp main,
                                              std::string &why);
+
+/// The symbolic dims of a value's type (nullopt when unknown).
+std::optional<llvm::SmallVector<DimExpr>> dimsOf(mlir::Value v);
+
+/// Sets `roles.maxContext` from the fixed-size tables that `main` reads by
+/// position (see ContextLimit.cpp); leaves it unset when there are none.
+void findContextLimit(mlir::func::FuncOp main, ServingRoles &roles);
 
 /// The roles as artifact properties (`serving.token_ids = 0`, ...).
 std::vector<std::pair<std::string, std::string>>

@@ -194,6 +194,22 @@ LogicalResult lowerTranspose(TransposeOp op, LoweringState &s) {
   return success();
 }
 
+/// An index read from an integer tensor, made non-negative by adding `size`
+/// when it is negative (ONNX's index wrapping), then clamped to
+/// [0, size - 1]: an index out of range is an error in ONNX, and here it
+/// reads the nearest element instead of memory outside the tensor.
+Value wrappedIndex(OpBuilder &b, Location loc, Value idx, Value size) {
+  Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), idx);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, zero);
+  Value w = arith::AddIOp::create(b, loc, i, size);
+  i = arith::SelectOp::create(b, loc, neg, w, i);
+  Value last = arith::SubIOp::create(b, loc, size, one);
+  i = arith::MinSIOp::create(b, loc, i, last);
+  return arith::MaxSIOp::create(b, loc, i, zero);
+}
+
 LogicalResult lowerGather(GatherOp op, LoweringState &s) {
   OpBuilder &b = s.builder();
   Location loc = op.getLoc();
@@ -215,10 +231,7 @@ LogicalResult lowerGather(GatherOp op, LoweringState &s) {
   auto g = linalg::GenericOp::create(
       b, loc, init.getType(), ValueRange{s.get(op.getIndices())}, ValueRange{init},
       maps, iters, [&](OpBuilder &nb, Location l, ValueRange a) {
-        Value i = arith::IndexCastOp::create(nb, l, nb.getIndexType(), a[0]);
-        Value zero = arith::ConstantIndexOp::create(nb, l, 0);
-        Value neg = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, i, zero);
-        i = arith::SelectOp::create(nb, l, neg, arith::AddIOp::create(nb, l, i, axisSize), i);
+        Value i = wrappedIndex(nb, l, a[0], axisSize);
         SmallVector<Value> coords;
         for (int64_t d = 0; d < axis; ++d)
           coords.push_back(linalg::IndexOp::create(nb, l, d));
@@ -229,15 +242,6 @@ LogicalResult lowerGather(GatherOp op, LoweringState &s) {
       });
   s.set(op.getOutput(), g.getResult(0));
   return success();
-}
-
-/// An index read from an i64 tensor, made non-negative by adding `size` when
-/// it is negative (ONNX's index wrapping).
-Value wrappedIndex(OpBuilder &b, Location loc, Value idx, Value size) {
-  Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), idx);
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, zero);
-  return arith::SelectOp::create(b, loc, neg, arith::AddIOp::create(b, loc, i, size), i);
 }
 
 /// GatherND: output element (i_0 .. i_{q-2}, j...) reads data at the first
