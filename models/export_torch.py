@@ -8,7 +8,12 @@ Each graph: inputs input_ids [batch, seq], position_ids [batch, seq],
 past.{i}.key / past.{i}.value [batch, kv_heads, past, head_dim]; outputs
 logits [batch, seq, vocab] and present.{i}.key / present.{i}.value.
 
-usage: export_torch.py OUT_DIR [--extra]
+With --no-cache, whole-sequence decoders instead (dynamo only: the legacy
+exporter fails on HF graphs without a cache): inputs input_ids [batch, seq]
+(and attention_mask [batch, seq] for the *_mask variants); output logits.
+Lockstep introduces the KV cache for these itself.
+
+usage: export_torch.py OUT_DIR [--extra] [--no-cache]
 """
 import os
 import sys
@@ -90,6 +95,56 @@ class KVWrapper(torch.nn.Module):
         for i in range(self.layers):
             res += [cache.layers[i].keys, cache.layers[i].values]
         return tuple(res)
+
+
+class NoCacheWrapper(torch.nn.Module):
+    """A whole-sequence decoder: logits for every position, no cache."""
+
+    def __init__(self, model, layers, with_mask):
+        super().__init__()
+        self.model = model
+        self.layers = layers
+        self.with_mask = with_mask
+
+    def forward(self, input_ids, attention_mask=None):
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask,
+                         use_cache=False)
+        return out.logits
+
+
+def export_nocache(arch, with_mask, out_dir):
+    wrapper, layers, _, _ = build(arch)
+    wrapper = NoCacheWrapper(wrapper.model, layers, with_mask)
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, 256, (2, 5), generator=g)
+    args = (ids, torch.ones(2, 5, dtype=torch.int64)) if with_mask else (ids,)
+    ins = ["input_ids", "attention_mask"] if with_mask else ["input_ids"]
+    path = os.path.join(out_dir, f"{arch}_nocache{'_mask' if with_mask else ''}.onnx")
+    B = torch.export.Dim("batch", min=1, max=64)
+    S = torch.export.Dim("seq", min=2, max=128)
+    shapes = tuple({0: B, 1: S} for _ in ins)
+    with torch.no_grad():
+        prog = torch.onnx.export(wrapper, args, dynamo=True, opset_version=18,
+                                 input_names=ins, output_names=["logits"],
+                                 dynamic_shapes=shapes)
+        prog.save(path)
+    import numpy as np
+    import onnxruntime as ort
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    for batch, seq in ((2, 5), (1, 9), (3, 2)):
+        a = torch.randint(0, 256, (batch, seq), generator=g)
+        feed = {"input_ids": a.numpy()}
+        targs = (a,)
+        if with_mask:
+            m = torch.ones(batch, seq, dtype=torch.int64)
+            feed["attention_mask"] = m.numpy()
+            targs = (a, m)
+        got = sess.run(None, feed)[0]
+        with torch.no_grad():
+            want = wrapper(*targs).numpy()
+        print(f"  ort vs torch max abs err {float(np.abs(got - want).max()):.3g} "
+              f"(batch {batch}, seq {seq})")
+    return path
 
 
 def build(arch):
@@ -186,6 +241,17 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     print("torch", torch.__version__, "transformers", transformers.__version__)
     ok = True
+    if "--no-cache" in sys.argv:
+        for arch in {**ARCHS, **EXTRA_ARCHS}:
+            for with_mask in ((False, True) if arch in ARCHS else (False,)):
+                print(f"== {arch} nocache{' mask' if with_mask else ''}", flush=True)
+                try:
+                    path = export_nocache(arch, with_mask, out_dir)
+                    print(f"  wrote {path} ({os.path.getsize(path)} bytes)")
+                except Exception:
+                    ok = False
+                    traceback.print_exc()
+        sys.exit(0 if ok else 1)
     for arch in (EXTRA_ARCHS if "--extra" in sys.argv else ARCHS):
         for exporter in ("dynamo18", "legacy17"):
             print(f"== {arch} {exporter}", flush=True)

@@ -245,7 +245,8 @@ struct RecognizeAttentionPass
       }
       auto attn = ls::AttentionOp::create(
           b, loc, m->result->getResult(0).getType(), m->query, k, v, m->mask,
-          m->fill, m->keyScale, m->scale, m->divides, m->zeroEmpty);
+          m->fill, m->keyScale, m->scale, m->divides, m->zeroEmpty,
+          /*causal=*/false);
       if (failed(attn.verify())) {
         attn.erase();
         continue;

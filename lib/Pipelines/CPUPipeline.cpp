@@ -20,15 +20,24 @@ void registerOnce() {
 
 /// The function passes from onnx to linalg in the canonical form.
 std::string linalgPasses(const lockstep::CodegenOptions &options) {
-  std::string s = options.recognizeAttention ? "lockstep-recognize-attention, " : "";
-  s += "convert-onnx-to-linalg, lockstep-canonical-reductions{policy=" +
-       options.reductionPolicy + "}";
+  std::string s = "convert-onnx-to-linalg, lockstep-canonical-reductions{policy=" +
+                  options.reductionPolicy + "}";
   if (options.reductionPolicy == "canonical")
     s += ", lockstep-verify-invariance";
   return s;
 }
 
 } // namespace
+
+mlir::LogicalResult
+lockstep::buildServingPipeline(mlir::OpPassManager &pm, const CodegenOptions &options) {
+  registerOnce();
+  if (!options.recognizeAttention)
+    return mlir::success();
+  return mlir::parsePassPipeline(
+      "func.func(lockstep-recognize-attention, lockstep-introduce-kv-cache)", pm,
+      llvm::errs());
+}
 
 mlir::LogicalResult
 lockstep::buildLinalgPipeline(mlir::OpPassManager &pm,

@@ -23,6 +23,7 @@
 #include "lockstep/Reductions/Chunking.h"
 #include "ChunkStats.h"
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
@@ -193,7 +194,13 @@ FailureOr<Value> lockstep::chunkAttention(RewriterBase &rw, ls::AttentionOp op,
   // x: scale, then mask.
   Value x = dot;
   Value mask = op.getMask(), fill = op.getFill(), scale = op.getScale();
-  if (mask || scale) {
+  bool causal = op.getCausal();
+  // Causal: query i is key position i + (Sk - Sq).
+  Value shift;
+  if (causal)
+    shift = arith::SubIOp::create(rw, loc, getValueOrCreateConstantIndexOp(rw, loc, sk),
+                                  getValueOrCreateConstantIndexOp(rw, loc, sq));
+  if (mask || scale || causal) {
     SmallVector<Value> ins{dot};
     SmallVector<AffineMap> maps{B.map(5, {0, 1, 2, 3, 4})};
     if (scale) {
@@ -243,6 +250,13 @@ FailureOr<Value> lockstep::chunkAttention(RewriterBase &rw, ls::AttentionOp op,
                         s = arith::SelectOp::create(b, l, a[i], s, a[i + 1]);
                       else
                         s = arith::AddFOp::create(b, l, s, a[i]);
+                    }
+                    if (causal) {
+                      Value qi = linalg::IndexOp::create(b, l, 3);
+                      Value ki = linalg::IndexOp::create(b, l, 4);
+                      Value last = arith::AddIOp::create(b, l, qi, shift);
+                      Value keep = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ule, ki, last);
+                      s = arith::SelectOp::create(b, l, keep, s, B.negInf(b, l));
                     }
                     return s;
                   })

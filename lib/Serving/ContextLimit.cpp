@@ -7,7 +7,8 @@
 // whatever index it is given, so a longer context would read past a table.
 // The limit is found by structure:
 //   - a Gather of a weight or constant whose indices are computed from the
-//     positions input or from a Range (positions built in the graph): the
+//     positions input or from a Range or CumSum (positions built in the
+//     graph): the
 //     table's length along the gathered axis, less a constant added to the
 //     positions (OPT's learned positions start at row 2);
 //   - a Slice of a tensor with a static axis whose result along that axis is
@@ -34,7 +35,8 @@ std::string nodeOf(Operation *op) {
   return op->getName().getStringRef().str();
 }
 
-/// Whether `v` is computed from the block argument `arg` or from a Range.
+/// Whether `v` is computed from the block argument `arg`, or from a Range or
+/// a CumSum (positions that the graph counts itself).
 bool fromPositions(Value v, BlockArgument arg) {
   SmallVector<Value> work{v};
   llvm::SmallPtrSet<Operation *, 32> seen;
@@ -45,7 +47,7 @@ bool fromPositions(Value v, BlockArgument arg) {
     Operation *d = x.getDefiningOp();
     if (!d || !seen.insert(d).second)
       continue;
-    if (isa<RangeOp>(d))
+    if (isa<RangeOp, CumSumOp>(d))
       return true;
     if (isa<WeightOp, ConstantOp>(d))
       continue;
@@ -77,6 +79,12 @@ int64_t offsetOf(Value v) {
       v = d->getOperand(0);
       continue;
     }
+    // position + past (a size read with Shape, as lockstep-introduce-kv-cache
+    // builds it): the past is part of the context already.
+    if (isa<AddOp>(d) && d->getOperand(1).getDefiningOp<ShapeOp>()) {
+      v = d->getOperand(0);
+      continue;
+    }
     if (isa<AddOp, SubOp>(d)) {
       std::optional<int64_t> rhs = scalarConstant(d->getOperand(1));
       std::optional<int64_t> lhs = isa<AddOp>(d) ? scalarConstant(d->getOperand(0)) : std::nullopt;
@@ -94,14 +102,6 @@ int64_t offsetOf(Value v) {
     break;
   }
   return c;
-}
-
-bool mentions(const DimExpr &e, const std::string &a, const std::string &b) {
-  for (auto &[mono, coef] : e.getTerms())
-    for (const std::string &s : mono)
-      if (s == a || s == b)
-        return true;
-  return false;
 }
 
 } // namespace
@@ -135,7 +135,7 @@ void lockstep::findContextLimit(func::FuncOp main, ServingRoles &r) {
         return;
       for (size_t i = 0; i < in->size(); ++i)
         if (auto n = (*in)[i].getConstant())
-          if (!(*out)[i].getConstant() && mentions((*out)[i], r.seq, r.past))
+          if (!(*out)[i].getConstant() && ((*out)[i].mentions(r.seq) || (*out)[i].mentions(r.past)))
             consider(*n, op, "a fixed-size tensor cut to the context length");
     }
   });

@@ -166,6 +166,14 @@ DimExpr::evaluate(const std::map<std::string, int64_t> &values) const {
   return sum;
 }
 
+bool DimExpr::mentions(const std::string &name) const {
+  for (const auto &[mono, coef] : terms)
+    for (const std::string &s : mono)
+      if (s == name)
+        return true;
+  return false;
+}
+
 std::optional<std::string> DimExpr::asSymbol() const {
   if (terms.size() != 1 || terms.begin()->second != 1 ||
       terms.begin()->first.size() != 1)

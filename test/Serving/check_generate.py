@@ -5,7 +5,10 @@ input_ids, position_ids, past.<i>.key/value and outputs logits,
 present.<i>.key/value), compiles it, generates greedily for a few prompts of
 different lengths in one run (the requests share steps), and checks each
 request against onnxruntime running that prompt alone: a prefill of the whole
-prompt, then one token per step with the present fed back as the past.
+prompt, then one token per step with the present fed back as the past. The
+whole-sequence decoders of models/nocache (input_ids, maybe attention_mask,
+and logits only), to which Lockstep adds a KV cache, are checked against
+onnxruntime running the whole sequence at every step.
 
 - the generated ids must be identical;
 - the logits that produced each token must agree within 1e-4 relative
@@ -42,8 +45,12 @@ def ort_greedy(path, prompt, new_tokens):
     fed = 0
     tokens, rows = [], []
     for _ in range(new_tokens):
+        if not past:  # a whole-sequence decoder: the whole sequence each step
+            fed = 0
         new = np.array([ids[fed:]], np.int64)
         feed = {"input_ids": new}
+        if "attention_mask" in ins:
+            feed["attention_mask"] = np.ones_like(new)
         if "position_ids" in ins:
             feed["position_ids"] = np.arange(fed, len(ids), dtype=np.int64)[None]
         feed.update(past)

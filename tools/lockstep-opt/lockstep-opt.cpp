@@ -49,15 +49,19 @@ const char *kOverview =
     "      checked by the invariance verifier; --reduction-policy=adaptive\n"
     "      builds the batch-dependent negative control instead. Attention\n"
     "      subgraphs are recognized by structure and replaced with\n"
-    "      lockstep.attention (--attention=decomposed keeps them op by op).\n\n"
+    "      lockstep.attention (--attention=decomposed keeps them op by op),\n"
+    "      and a decoder without past/present inputs and outputs gets a KV\n"
+    "      cache (its mask is taken to be causal over one sequence).\n\n"
     "  lockstep-opt MODEL.onnx [--emit=onnx|onnx-raw|summary|linalg|llvm] [-o FILE]\n"
     "      Import an ONNX model (binary, with external data, or the ONNX\n"
     "      textual syntax in a .onnxtxt file) and print the onnx dialect\n"
     "      module: onnx-raw right after import, onnx (the default) with\n"
     "      symbolic shapes inferred and constant shape computations folded,\n"
-    "      summary a short description of inputs, outputs, weights and ops,\n"
-    "      linalg after lowering to linalg on tensors with reductions in\n"
-    "      the canonical form (verified), llvm the LLVM dialect.\n\n"
+    "      summary a short description of the compiled form's inputs,\n"
+    "      outputs, serving roles, weights and ops (after attention is\n"
+    "      recognized and a KV cache introduced), linalg after lowering to\n"
+    "      linalg on tensors with reductions in the canonical form\n"
+    "      (verified), llvm the LLVM dialect.\n\n"
     "  lockstep-opt FILE.mlir [--onnx-infer-shapes ...]\n"
     "      Run passes over an MLIR file, like mlir-opt (options below).\n";
 
@@ -196,6 +200,10 @@ int importMain(int argc, char **argv) {
   if (emit != "onnx-raw") {
     PassManager pm(&ctx);
     lockstep::buildImportPipeline(pm);
+    // Everything but the onnx form itself is of the serving form.
+    if (emit != "onnx" &&
+        failed(lockstep::buildServingPipeline(pm, artifactOptions.codegen)))
+      return 1;
     if (failed(pm.run(*module)))
       return 1;
   }

@@ -74,6 +74,42 @@ def RecognizeAttention : Pass<"lockstep-recognize-attention", "mlir::func::FuncO
   let dependentDialects = ["::lockstep::onnxir::ONNXDialect", "::lockstep::ls::LockstepDialect"];
 }
 
+def IntroduceKVCache : Pass<"lockstep-introduce-kv-cache", "mlir::func::FuncOp"> {
+  let summary = "Give a whole-sequence decoder a KV cache";
+  let description = [{
+    Runs after lockstep-recognize-attention on a decoder without past/present
+    inputs and outputs (token ids in, logits for every position out). For
+    each `lockstep.attention`, in program order, it adds inputs
+    `past.<i>.key` and `past.<i>.value` (the attention's keys and values with
+    a new `past` length in place of the new tokens'), concatenates them in
+    front of the new keys and values, returns the concatenations as
+    `present.<i>.key` and `present.<i>.value`, and makes the attention
+    `causal` over them (query i is position past + i), in place of the
+    graph's own mask. Positions that the graph computes itself are shifted by
+    `past` where they are used: the indices of a position table (a Gather of
+    a weight, other than the token embedding) and the integers that rotary
+    angles are cast from (backwards from Cos and Sin). Positions read from an
+    input are left as they are. Ops and inputs left unused (the mask
+    subgraph, an attention-mask input) are erased.
+
+    The graph's mask is assumed to be the causal mask of one sequence without
+    padding: a sliding window or a prefix mask in the exported graph is not
+    carried over. A graph that already has a cache, has no recognized
+    attention, or keeps a softmax that was not recognized is left as it is
+    (with a warning in the last case).
+
+    Example: `lockstep.attention %q, %k, %v mask %m fill %f` over keys
+    `[1, 2, seq, 16]` becomes
+    `lockstep.attention %q, Concat(%past0k, %k), Concat(%past0v, %v) {causal}`
+    with a new input `past.0.key : [1, 2, past, 16]` and a new result
+    `present.0.key : [1, 2, past + seq, 16]`.
+  }];
+  let statistics = [
+    Statistic<"numIntroduced", "introduced", "functions given a KV cache">
+  ];
+  let dependentDialects = ["::lockstep::onnxir::ONNXDialect", "::lockstep::ls::LockstepDialect"];
+}
+
 def ConvertONNXToLinalg : Pass<"convert-onnx-to-linalg", "mlir::func::FuncOp"> {
   let summary = "Lower onnx ops to linalg, tensor, arith and math on tensors";
   let description = [{

@@ -67,6 +67,8 @@ public:
   evaluate(const std::map<std::string, int64_t> &values) const;
   /// When this is exactly one symbol (coefficient 1), its name.
   std::optional<std::string> asSymbol() const;
+  /// Whether the symbol `name` appears in any term.
+  bool mentions(const std::string &name) const;
 
   std::string str() const;
   const std::map<Monomial, int64_t> &getTerms() const { return terms; }

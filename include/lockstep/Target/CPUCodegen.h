@@ -25,6 +25,14 @@ struct CodegenOptions {
   bool recognizeAttention = true;
 };
 
+/// Adds the passes that put the onnx form (shapes inferred) in the serving
+/// form: attention recognized (lockstep-recognize-attention) and, for a
+/// decoder without one, a KV cache introduced (lockstep-introduce-kv-cache).
+/// Nothing when `options.recognizeAttention` is off. Runs before the serving
+/// roles are read, and before the linalg and codegen pipelines.
+mlir::LogicalResult buildServingPipeline(mlir::OpPassManager &pm,
+                                         const CodegenOptions &options);
+
 /// Adds the passes from the onnx form (shapes inferred) to linalg in the
 /// canonical reduction form, verified (what `--emit=linalg` prints).
 mlir::LogicalResult buildLinalgPipeline(mlir::OpPassManager &pm,

@@ -78,6 +78,8 @@ LogicalResult AttentionOp::verify() {
         return emitOpError("fill, key_scale and scale must be single elements "
                            "of the query's element type");
     }
+  if (getCausal() && getMask())
+    return emitOpError("a causal attention takes no mask");
   if (getScaleDivides() && !getScale())
     return emitOpError("scale_divides without a scale");
   return success();

@@ -28,6 +28,9 @@ def Lockstep_AttentionOp : Lockstep_Op<"attention",
     - with a `mask` of element type i1 and a `fill` scalar:
       `x = mask ? s : fill`; with a floating-point `mask`: `x = s + mask`.
       The mask broadcasts numpy-style to [B, H, Sq, Sk].
+    - with `causal` (and no mask): query i keeps keys k <= i + (Sk − Sq), the
+      others are −inf: the queries are the last Sq positions of the Sk keys.
+      lockstep-introduce-kv-cache sets it where it adds the cache.
 
     The softmax over k and the product with `value` follow the contract's
     chunk-local statistics, with chunks of width C counted from key 0. For
@@ -58,7 +61,8 @@ def Lockstep_AttentionOp : Lockstep_Op<"attention",
                        Optional<AnyRankedTensor>:$fill,
                        Optional<AnyRankedTensor>:$key_scale,
                        Optional<AnyRankedTensor>:$scale,
-                       UnitAttr:$scale_divides, UnitAttr:$zero_empty_rows);
+                       UnitAttr:$scale_divides, UnitAttr:$zero_empty_rows,
+                       UnitAttr:$causal);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` $mask^)? (`fill` $fill^)?
