@@ -267,3 +267,23 @@ func.func @attention_static(%q: tensor<2x2x4x8xf32>, %k: tensor<2x2x16x8xf32>,
       : (tensor<2x2x4x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32>, tensor<4x16xf32>, tensor<1xf32>) -> tensor<2x2x4x8xf32>
   return %o : tensor<2x2x4x8xf32>
 }
+
+// -----
+
+// A causal attention (what lockstep-introduce-kv-cache makes): query i keeps
+// keys k <= i + (Sk - Sq), read from the loop indices; the others are -inf.
+// CHECK-LABEL: func @attention_causal
+// CHECK: %[[SQ:.*]] = tensor.dim %arg0, %c2
+// CHECK: %[[SK:.*]] = tensor.dim %arg1, %c2
+// CHECK: %[[SHIFT:.*]] = arith.subi %[[SK]], %[[SQ]]
+// CHECK: %[[I:.*]] = linalg.index 3
+// CHECK: %[[K:.*]] = linalg.index 4
+// CHECK: %[[LAST:.*]] = arith.addi %[[I]], %[[SHIFT]]
+// CHECK: %[[KEEP:.*]] = arith.cmpi ule, %[[K]], %[[LAST]]
+// CHECK: arith.select %[[KEEP]], %{{.*}}, %cst
+func.func @attention_causal(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>,
+                            %v: tensor<1x2x?x8xf32>) -> tensor<1x2x?x8xf32> {
+  %o = lockstep.attention %q, %k, %v {causal}
+      : (tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>) -> tensor<1x2x?x8xf32>
+  return %o : tensor<1x2x?x8xf32>
+}
