@@ -15,6 +15,10 @@ int runGenerate(int argc, char **argv);
 int runFuzz(int argc, char **argv);
 int runReplay(int argc, char **argv);
 
+/// The exit status of a run that SIGINT stopped (128 + SIGINT, as shells
+/// report it): what it had done is printed and written first.
+constexpr int kInterruptedStatus = 130;
+
 /// Set by SIGINT while catchSigint(true) is in effect: long runs check it,
 /// stop cleanly and write what they have.
 std::atomic<bool> &interrupted();

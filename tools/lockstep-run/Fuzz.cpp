@@ -284,8 +284,10 @@ int lockstep::run::runFuzz(int argc, char **argv) {
     if (!f)
       return failure(cmd, "cannot write the report '" + report + "'");
   }
-  if (interrupted().load())
-    return failure(cmd, "interrupted");
+  if (interrupted().load()) {
+    failure(cmd, "interrupted");
+    return kInterruptedStatus;
+  }
   return mismatches ? 1 : 0;
 }
 

@@ -257,8 +257,10 @@ int lockstep::run::runGenerate(int argc, char **argv) {
                (long long)s.preemptRecompute, (long long)s.preemptSwap,
                (long long)s.largestBatchSeqs, (long long)s.largestBatchTokens, secs,
                secs > 0 ? generated / secs : 0.0);
-  if (res.cancelled)
-    return failure("interrupted: the requests above marked cancelled did not finish");
+  if (res.cancelled) {
+    failure("interrupted: the requests above marked cancelled did not finish");
+    return kInterruptedStatus;
+  }
   if (!ok)
     return failure(error);
   return 0;

@@ -4,7 +4,7 @@
 // runtime library: no MLIR, no LLVM.
 //
 // Exit status: 0 on success, 1 when the model, an input or the run fails,
-// 2 for a bad command line.
+// 2 for a bad command line, 130 when SIGINT stopped generate or fuzz.
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
@@ -91,11 +91,12 @@ const Subcommand kSubcommands[] = {
      "  --swap-blocks N     host blocks for preemption by swap (default = kv-blocks)\n"
      "  --token-budget N    tokens fed per step (default 256)\n"
      "  --max-seqs N        requests per step (default 64)\n"
-     "  --max-context N     longest prompt + generation accepted (default 2048)\n\n"
+     "  --max-context N     longest prompt + generation accepted (default 2048; a\n"
+     "                      model whose position tables are shorter caps it)\n\n"
      "Prints one JSON line per request, in input order: {\"request\", \"status\"\n"
      "(ok, rejected with a \"reason\", cancelled, failed), \"generated\", \"fingerprint\"};\n"
      "the fingerprint is a hash chain over the request's logits rows. A summary goes to\n"
-     "stderr. SIGINT stops after the current step and writes what is done.\n"
+     "stderr. SIGINT stops after the current step, writes what is done and exits 130.\n"
      "Each request runs through the compiled graph with its own KV cache: its logits do\n"
      "not depend on the other requests, the step it shares, or preemption."},
     {"fuzz", "fuzz MODEL.lsa [--prompts FILE.jsonl] --schedules K --seed S "
@@ -126,7 +127,8 @@ const Subcommand kSubcommands[] = {
      "Prints a progress line on a terminal, each first mismatch (request, position,\n"
      "step, schedule seed, differing logits, largest difference in ulps), and a\n"
      "summary table. Exit status 0 only when every logit is identical; 1 on a\n"
-     "mismatch or failure; 2 for a bad command line."},
+     "mismatch or failure; 2 for a bad command line; 130 when SIGINT stopped it\n"
+     "(the summary and report cover the schedules run)."},
     {"replay", "replay MODEL.lsa TRACE",
      "Re-run a schedule recorded by fuzz exactly.",
      nullptr,
