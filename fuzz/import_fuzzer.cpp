@@ -4,8 +4,11 @@
 // does: the bytes become a .onnx file (the textual syntax when they start
 // with '<', binary protobuf otherwise), which is imported, run through the
 // import pipeline (shape inference, folding of shape computations), printed
-// and summarized. Diagnostics are expected and dropped; a crash, an abort,
-// a sanitizer report, a hang or unbounded memory is a bug.
+// and summarized, then put in the serving form (attention recognized, a KV
+// cache introduced) and lowered to linalg in the canonical reduction form,
+// verified. Diagnostics are expected and dropped; a crash, an abort, a
+// sanitizer report, a hang or unbounded memory is a bug. (LLVM code
+// generation is not run: it is upstream code and slow per input.)
 //
 // Built by scripts/fuzz-import into build-fuzz/ (see README, "Fuzzing").
 //
@@ -82,9 +85,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::raw_null_ostream sink;
   mlir::PassManager pm(&ctx);
   lockstep::buildImportPipeline(pm);
-  if (mlir::succeeded(pm.run(*module))) {
+  if (mlir::failed(pm.run(*module)))
+    return 0;
+  module->print(sink);
+  lockstep::printModelSummary(*module, sink);
+  mlir::PassManager lower(&ctx);
+  auto &f = lower.nest<mlir::func::FuncOp>();
+  f.addPass(lockstep::createRecognizeAttention());
+  f.addPass(lockstep::createIntroduceKVCache());
+  f.addPass(lockstep::createConvertONNXToLinalg());
+  f.addPass(lockstep::createCanonicalReductions());
+  f.addPass(lockstep::createVerifyInvariance());
+  if (mlir::succeeded(lower.run(*module)))
     module->print(sink);
-    lockstep::printModelSummary(*module, sink);
-  }
   return 0;
 }
