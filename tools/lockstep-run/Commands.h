@@ -15,6 +15,11 @@ int runGenerate(int argc, char **argv);
 int runFuzz(int argc, char **argv);
 int runReplay(int argc, char **argv);
 
+/// Whether a file can be written at `path` (its directory exists and is
+/// writable, and it is not a directory); checked before long runs so that
+/// their results are not lost at the end. `why` says why not.
+bool canWriteFile(const std::string &path, std::string &why);
+
 /// The exit status of a run that SIGINT stopped (128 + SIGINT, as shells
 /// report it): what it had done is printed and written first.
 constexpr int kInterruptedStatus = 130;

@@ -150,6 +150,13 @@ int lockstep::run::runFuzz(int argc, char **argv) {
     return usage(cmd, "no --seed S");
   if (trace.empty())
     trace = "lockstep-fuzz-" + std::to_string(seed) + ".trace";
+  // The report and the trace are written at the end: refuse paths that
+  // cannot be written before the campaign, not after it.
+  std::string why;
+  if (!report.empty() && !canWriteFile(report, why))
+    return failure(cmd, "cannot write the report '" + report + "': " + why);
+  if (!canWriteFile(trace, why))
+    return failure(cmd, "cannot write the trace '" + trace + "': " + why);
 
   std::string error;
   Loaded L;

@@ -157,6 +157,15 @@ int lockstep::run::runGenerate(int argc, char **argv) {
     return failure(error);
   LoadedArtifact artifact;
   CpuModule module;
+  // The logits are written after the run: the directory is made first.
+  if (!a.logitsOut.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(a.logitsOut, ec);
+    std::string why;
+    if (ec || !canWriteFile(a.logitsOut + "/req0.npy", why))
+      return failure("cannot write logits to '" + a.logitsOut +
+                     "': " + (ec ? ec.message() : why));
+  }
   if (!loadArtifact(a.model, artifact, error) || !loadCpuModule(artifact, module, error))
     return failure(error);
   auto model = GraphStepModel::create(artifact, module, error);

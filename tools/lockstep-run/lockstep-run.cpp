@@ -26,6 +26,7 @@
 #include <set>
 #include <string>
 #include <system_error>
+#include <unistd.h>
 
 using namespace lockstep::rt;
 using lockstep::run::flagValue;
@@ -312,6 +313,25 @@ extern "C" void onSigint(int) { sigintSeen.store(true); }
 } // namespace
 
 std::atomic<bool> &lockstep::run::interrupted() { return sigintSeen; }
+
+bool lockstep::run::canWriteFile(const std::string &path, std::string &why) {
+  std::filesystem::path p(path);
+  std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : ".";
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    why = "'" + dir.string() + "' is not a directory";
+    return false;
+  }
+  if (access(dir.c_str(), W_OK) != 0) {
+    why = "'" + dir.string() + "' is not writable";
+    return false;
+  }
+  if (std::filesystem::is_directory(p, ec)) {
+    why = "'" + path + "' is a directory";
+    return false;
+  }
+  return true;
+}
 
 void lockstep::run::catchSigint(bool on) {
   std::signal(SIGINT, on ? onSigint : SIG_DFL);
