@@ -1,4 +1,4 @@
-// RUN: lockstep-opt %s --split-input-file --lockstep-recognize-attention | FileCheck %s
+// RUN: lockstep-opt %s --split-input-file --lockstep-recognize-attention 2>&1 | FileCheck %s
 
 // The SDPA form that dynamo exports for grouped-query attention: keys and
 // values repeat their 2 heads to 4 (Unsqueeze, Expand, Reshape), the scale is
@@ -104,11 +104,17 @@ func.func @keys_given_transposed(%q: tensor<1x2x?x8xf32, #onnx.dims<[1, 2, s, 8]
 // -----
 
 // Not attention, left alone: the probabilities are also returned, and a
-// mask added before the scale is not the form the op defines.
+// mask added before the scale is not the form the op defines. Heads of a
+// dynamic count match the pattern but not the op (which needs them static):
+// that one is left alone silently, with no inserted op left behind.
 // CHECK-LABEL: func @probabilities_escape
 // CHECK-NOT: lockstep.attention
 // CHECK: onnx.Softmax
 // CHECK-LABEL: func @mask_before_scale
+// CHECK-NOT: lockstep.attention
+// CHECK: onnx.Softmax
+// CHECK-LABEL: func @dynamic_heads
+// CHECK-NOT: onnx.Transpose
 // CHECK-NOT: lockstep.attention
 // CHECK: onnx.Softmax
 func.func @probabilities_escape(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>,
@@ -128,4 +134,13 @@ func.func @mask_before_scale(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>,
   %p = "onnx.Softmax"(%x) <{axis = -1 : i64}> : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   %o = "onnx.MatMul"(%p, %v) : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
+}
+func.func @dynamic_heads(%q: tensor<1x?x4x8xf32, #onnx.dims<[1, h, 4, 8]>>,
+                         %kt: tensor<1x?x8x4xf32, #onnx.dims<[1, h, 8, 4]>>,
+                         %v: tensor<1x?x4x8xf32, #onnx.dims<[1, h, 4, 8]>>)
+    -> tensor<1x?x4x8xf32, #onnx.dims<[1, h, 4, 8]>> {
+  %s = "onnx.MatMul"(%q, %kt) : (tensor<1x?x4x8xf32, #onnx.dims<[1, h, 4, 8]>>, tensor<1x?x8x4xf32, #onnx.dims<[1, h, 8, 4]>>) -> tensor<1x?x4x4xf32, #onnx.dims<[1, h, 4, 4]>>
+  %p = "onnx.Softmax"(%s) <{axis = -1 : i64}> : (tensor<1x?x4x4xf32, #onnx.dims<[1, h, 4, 4]>>) -> tensor<1x?x4x4xf32, #onnx.dims<[1, h, 4, 4]>>
+  %o = "onnx.MatMul"(%p, %v) : (tensor<1x?x4x4xf32, #onnx.dims<[1, h, 4, 4]>>, tensor<1x?x4x8xf32, #onnx.dims<[1, h, 4, 8]>>) -> tensor<1x?x4x8xf32, #onnx.dims<[1, h, 4, 8]>>
+  return %o : tensor<1x?x4x8xf32, #onnx.dims<[1, h, 4, 8]>>
 }
