@@ -5,6 +5,7 @@ onnxruntime's InferenceSession.run on the same inputs, in the same run, with
 the same thread count. Prints the median times and their ratio.
 
 usage: bench/exec_vs_ort.py [MODEL.onnx] [--batch B] [--seq S] [--past P] [--threads N]
+                           [--compile-flag FLAG ...]  (passed to lockstep-opt)
 """
 import argparse
 import os
@@ -28,12 +29,15 @@ def main():
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--seq", type=int, default=64)
     ap.add_argument("--past", type=int, default=0)
+    ap.add_argument("--compile-flag", action="append", default=[],
+                    help="a lockstep-opt flag, e.g. --attention=decomposed")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=10)
     a = ap.parse_args()
     d = tempfile.mkdtemp()
     lsa = os.path.join(d, "m.lsa")
-    subprocess.run([os.path.join(BIN, "lockstep-opt"), a.model, "-o", lsa], check=True)
+    subprocess.run([os.path.join(BIN, "lockstep-opt"), a.model, "-o", lsa] + a.compile_flag,
+                   check=True)
     so = ort.SessionOptions()
     so.intra_op_num_threads = a.threads
     sess = ort.InferenceSession(a.model, so, providers=["CPUExecutionProvider"])

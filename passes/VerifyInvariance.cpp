@@ -50,9 +50,27 @@ LogicalResult checkControl(Operation *op) {
   return success();
 }
 
+/// The expand_shape that chunks `v`: `v` itself, or an operand of the
+/// elementwise (all-parallel) generic that computes `v` from it, as the
+/// attention's exp(x - m_j) is computed from the chunked scores.
+tensor::ExpandShapeOp chunkedSource(Value v, int depth = 0) {
+  if (auto ex = v.getDefiningOp<tensor::ExpandShapeOp>())
+    return ex;
+  auto g = v.getDefiningOp<linalg::GenericOp>();
+  if (!g || depth > 2 || g.getNumReductionLoops() != 0)
+    return {};
+  auto rank = cast<ShapedType>(v.getType()).getRank();
+  for (Value in : g.getDpsInputs())
+    if (cast<ShapedType>(in.getType()).getRank() == rank)
+      if (auto ex = chunkedSource(in, depth + 1))
+        return ex;
+  return {};
+}
+
 /// A partial's chunk count must be its reduced dim's length over the width:
 /// `divui(tensor.dim(X, a), C)` where X is one of its chunked operands
-/// (before slicing) and a the axis of X that is chunked.
+/// (before slicing; seen through elementwise ops) and a the axis of X that
+/// is chunked.
 LogicalResult checkChunkCount(linalg::GenericOp op, int64_t width) {
   struct Chunked {
     tensor::ExpandShapeOp expand;
@@ -62,7 +80,7 @@ LogicalResult checkChunkCount(linalg::GenericOp op, int64_t width) {
   };
   SmallVector<Chunked> chunked;
   for (Value in : op.getDpsInputs()) {
-    auto ex = in.getDefiningOp<tensor::ExpandShapeOp>();
+    auto ex = chunkedSource(in);
     if (!ex)
       continue;
     Value src = ex.getSrc();

@@ -87,10 +87,17 @@ struct AttentionBuilder : StatsBuilder {
                         return arith::MaximumFOp::create(b, l, a[1], a[0]);
                       })
                   .getResult(0);
-    auto s = generic(fill(rowSizes, cst(rw, loc, 0.0)), {x, m},
-                     {map(n, all), map(n, rows), map(n, rows)}, iters,
-                     [&](OpBuilder &b, Location l, ValueRange a) {
-                       return arith::AddFOp::create(b, l, a[2], shiftedExp(b, l, a[0], a[1]));
+    // p = exp(x - m_j), once per score (not once per value column).
+    Value p = generic(tensor::EmptyOp::create(rw, loc, xs, elt), {x, m},
+                      {map(n, all), map(n, rows), map(n, all)},
+                      SmallVector<Iter>(n, Iter::parallel),
+                      [&](OpBuilder &b, Location l, ValueRange a) {
+                        return shiftedExp(b, l, a[0], a[1]);
+                      })
+                  .getResult(0);
+    auto s = generic(fill(rowSizes, cst(rw, loc, 0.0)), {p}, {map(n, all), map(n, rows)},
+                     iters, [&](OpBuilder &b, Location l, ValueRange a) {
+                       return arith::AddFOp::create(b, l, a[1], a[0]);
                      });
     mark(s, width, role);
     // o over (rows.., e, k): one more parallel dim e before k.
@@ -105,11 +112,10 @@ struct AttentionBuilder : StatsBuilder {
     oSizes.push_back(rw.getIndexAttr(dv));
     SmallVector<Iter> oIters(no, Iter::parallel);
     oIters.back() = Iter::reduction;
-    auto o = generic(fill(oSizes, cst(rw, loc, 0.0)), {x, m, v},
-                     {map(no, xo), map(no, rows), map(no, vo), map(no, oo)}, oIters,
+    auto o = generic(fill(oSizes, cst(rw, loc, 0.0)), {p, v},
+                     {map(no, xo), map(no, vo), map(no, oo)}, oIters,
                      [&](OpBuilder &b, Location l, ValueRange a) {
-                       Value p = shiftedExp(b, l, a[0], a[1]);
-                       return math::FmaOp::create(b, l, p, a[2], a[3]);
+                       return math::FmaOp::create(b, l, a[0], a[1], a[2]);
                      });
     mark(o, width, role);
     return {m, s.getResult(0), o.getResult(0)};

@@ -215,8 +215,9 @@ func.func @adaptive_sum(%x: tensor<?x64xf32>, %init: tensor<?xf32>) -> tensor<?x
 // heads. Query heads are split as [2, 2] (expand_shape, no copy). The score
 // contraction over the head size (8) is whole. The key axis of the masked
 // scores and of the values is cut into 64-wide chunks counted from key 0,
-// both counted from the scores' own key length: per chunk a max, a partial
-// sum of exp(x - m_j) and a partial fma fold of the values; a combine merges
+// both counted from the scores' own key length: per chunk a max, the terms
+// p = exp(x - m_j) once each, a partial sum of p and a partial fma fold of p
+// with the values; a combine merges
 // (m, l, o) over the chunks; a tail covers the remaining keys; the result is
 // collapsed back to 4 heads.
 // CHECK-LABEL: func @attention_dynamic
@@ -231,8 +232,10 @@ func.func @adaptive_sum(%x: tensor<?x64xf32>, %init: tensor<?xf32>) -> tensor<?x
 // CHECK: %[[VC:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1], [2, 3], [4]] output_shape [1, 2, %[[N]], 64, 8]
 // CHECK: %[[M:.*]] = linalg.generic {{.*}} ins(%[[XC]] : tensor<1x2x2x?x?x64xf32>)
 // CHECK: arith.maximumf
-// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[XC]], %[[M]] : {{.*}} attrs = {lockstep.chunk_role = "partial", lockstep.chunk_width = 64 : i64}
-// CHECK: %[[O:.*]] = linalg.generic {{.*}} ins(%[[XC]], %[[M]], %[[VC]] : {{.*}} attrs = {lockstep.chunk_role = "partial", lockstep.chunk_width = 64 : i64}
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[XC]], %[[M]] : {{.*}}) outs(%{{.*}} : tensor<1x2x2x?x?x64xf32>)
+// CHECK: math.exp
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[P]] : {{.*}} attrs = {lockstep.chunk_role = "partial", lockstep.chunk_width = 64 : i64}
+// CHECK: %[[O:.*]] = linalg.generic {{.*}} ins(%[[P]], %[[VC]] : {{.*}} attrs = {lockstep.chunk_role = "partial", lockstep.chunk_width = 64 : i64}
 // CHECK: math.fma
 // CHECK: linalg.generic {{.*}} ins(%[[M]], %[[S]], %[[O]] : {{.*}} attrs = {lockstep.chunk_role = "combine", lockstep.chunk_width = 64 : i64}
 // CHECK: attrs = {lockstep.chunk_role = "tail", lockstep.chunk_width = 64 : i64}
