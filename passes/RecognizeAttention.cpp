@@ -225,7 +225,9 @@ struct RecognizeAttentionPass
       Value kt = m->keysT;
       if (auto mul = kt.getDefiningOp<MulOp>(); mul && kt.hasOneUse()) {
         Value c = isScalar(mul.getB()) ? mul.getB() : isScalar(mul.getA()) ? mul.getA() : Value();
-        if (c && !isScalar(other(mul, c))) {
+        // Only a scale that keeps the keys' dims (not one that broadcasts
+        // them up).
+        if (c && !isScalar(other(mul, c)) && dimsOf(other(mul, c)) == dimsOf(kt)) {
           m->keyScale = c;
           kt = other(mul, c);
         }

@@ -144,3 +144,22 @@ func.func @dynamic_heads(%q: tensor<1x?x4x8xf32, #onnx.dims<[1, h, 4, 8]>>,
   %o = "onnx.MatMul"(%p, %v) : (tensor<1x?x4x4xf32, #onnx.dims<[1, h, 4, 4]>>, tensor<1x?x4x8xf32, #onnx.dims<[1, h, 4, 8]>>) -> tensor<1x?x4x8xf32, #onnx.dims<[1, h, 4, 8]>>
   return %o : tensor<1x?x4x8xf32, #onnx.dims<[1, h, 4, 8]>>
 }
+
+// -----
+
+// A scale on the keys that broadcasts them up (from [8, 4] to rank 4) is
+// not taken as key_scale: the scaled keys are transposed back instead (one
+// key head, broadcast by the MatMuls).
+// CHECK-LABEL: func @key_scale_broadcasts
+// CHECK: %[[KS:.*]] = "onnx.Mul"(%arg1, %arg3)
+// CHECK: %[[K:.*]] = "onnx.Transpose"(%[[KS]]) <{perm = array<i64: 0, 1, 3, 2>}>
+// CHECK: lockstep.attention %arg0, %[[K]], %arg2 :
+func.func @key_scale_broadcasts(%q: tensor<1x2x4x8xf32>, %k: tensor<8x4xf32>,
+                                %v: tensor<1x1x4x8xf32>, %c: tensor<1x1x1x1xf32>)
+    -> tensor<1x2x4x8xf32> {
+  %kt = "onnx.Mul"(%k, %c) : (tensor<8x4xf32>, tensor<1x1x1x1xf32>) -> tensor<1x1x8x4xf32>
+  %s = "onnx.MatMul"(%q, %kt) : (tensor<1x2x4x8xf32>, tensor<1x1x8x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = "onnx.Softmax"(%s) <{axis = -1 : i64}> : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %o = "onnx.MatMul"(%p, %v) : (tensor<1x2x4x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return %o : tensor<1x2x4x8xf32>
+}

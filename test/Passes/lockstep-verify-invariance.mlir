@@ -106,6 +106,43 @@ func.func @chunks_from_rows(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
 
 // -----
 
+#in3 = affine_map<(r, j, k) -> (r, j, k)>
+#out3 = affine_map<(r, j, k) -> (r, j)>
+
+// The same through an elementwise op between the chunked operand and the
+// partial (as attention's exp(x - m_j) is): the chunk count is still traced
+// to the expand_shape, and still refused when it comes from the rows.
+func.func @chunks_from_rows_elementwise(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %rows = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %n = arith.divui %rows, %c64 : index
+  %full = arith.muli %n, %c64 : index
+  %s = tensor.extract_slice %x[0, 0] [%rows, %full] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+  %e = tensor.expand_shape %s [[0], [1, 2]] output_shape [%rows, %n, 64] : tensor<?x?xf32> into tensor<?x?x64xf32>
+  %ei = tensor.empty(%rows, %n) : tensor<?x?x64xf32>
+  %sq = linalg.generic {indexing_maps = [#in3, #in3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%e : tensor<?x?x64xf32>) outs(%ei : tensor<?x?x64xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %m = arith.mulf %v, %v : f32
+    linalg.yield %m : f32
+  } -> tensor<?x?x64xf32>
+  %z = arith.constant 0.0 : f32
+  %i = tensor.empty(%rows, %n) : tensor<?x?xf32>
+  %f = linalg.fill ins(%z : f32) outs(%i : tensor<?x?xf32>) -> tensor<?x?xf32>
+  // expected-error @+1 {{the chunk count is not computed from the reduced dim's own length}}
+  %p = linalg.generic {indexing_maps = [#in3, #out3], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%sq : tensor<?x?x64xf32>) outs(%f : tensor<?x?xf32>)
+      attrs = {lockstep.chunk_role = "partial", lockstep.chunk_width = 64 : i64} {
+  ^bb0(%v: f32, %acc: f32):
+    %a = arith.addf %acc, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<?x?xf32>
+  return %p : tensor<?x?xf32>
+}
+
+// -----
+
 #id = affine_map<(r, k) -> (r, k)>
 #r = affine_map<(r, k) -> (r)>
 
