@@ -243,7 +243,8 @@ struct RecognizeAttentionPass
       }
       auto [k, gk] = ungroup(keys);
       auto [v, gv] = ungroup(m->value);
-      if (gk != gv || dimsOf(k)[1] != dimsOf(v)[1]) {
+      Dims kd = dimsOf(k), vd = dimsOf(v);
+      if (gk != gv || kd.size() != 4 || vd.size() != 4 || kd[1] != vd[1]) {
         k = keys;
         v = m->value;
       }
