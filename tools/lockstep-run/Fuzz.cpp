@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "Loaded.h"
 
 #include "Artifact.h"
 #include "CpuBackend.h"
@@ -38,35 +39,6 @@ int failure(const char *cmd, const std::string &msg) {
   std::fprintf(stderr, "lockstep-run %s: %s\n", cmd, msg.c_str());
   return 1;
 }
-
-/// The model, loaded and ready to step.
-struct Loaded {
-  LoadedArtifact artifact;
-  CpuModule module;
-  std::unique_ptr<GraphStepModel> model;
-  std::unique_ptr<ThreadPool> pool;
-  CacheConfigFn cache;
-  bool load(const std::string &path, int64_t threads, std::string &error) {
-    if (!loadArtifact(path, artifact, error) || !loadCpuModule(artifact, module, error))
-      return false;
-    model = GraphStepModel::create(artifact, module, error);
-    if (!model) {
-      error = quoted(path) + ": " + error;
-      return false;
-    }
-    pool = std::make_unique<ThreadPool>((unsigned)threads);
-    module.setThreadPool(pool.get());
-    GraphStepModel *m = model.get();
-    cache = [m](int64_t bs, int64_t blocks, int64_t host) {
-      return m->cacheConfig(bs, blocks, host);
-    };
-    return true;
-  }
-  ~Loaded() {
-    if (pool)
-      module.setThreadPool(nullptr);
-  }
-};
 
 std::string jsonMismatch(const Mismatch &m) {
   char buf[512];

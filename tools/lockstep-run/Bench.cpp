@@ -1,0 +1,162 @@
+//===- Bench.cpp - lockstep-run bench: serving throughput -----------------===//
+//
+// Serves N drawn requests two ways in one run and times both: each request
+// alone, one after the other (the baseline of fuzz), and all of them through
+// the continuous-batching scheduler with its default policy. Prints steps,
+// wall time and token rates of each and their ratio, and compares every
+// logit of the two runs bit for bit: a throughput number comes with an
+// invariance check.
+//
+//===----------------------------------------------------------------------===//
+#include "Commands.h"
+#include "Loaded.h"
+
+#include <chrono>
+#include <cstdio>
+
+using namespace lockstep::rt;
+using namespace lockstep::run;
+
+namespace {
+
+int usage(const std::string &msg) {
+  std::fprintf(stderr, "lockstep-run bench: %s (see lockstep-run bench --help)\n",
+               msg.c_str());
+  return 2;
+}
+
+int failure(const std::string &msg) {
+  std::fprintf(stderr, "lockstep-run bench: %s\n", msg.c_str());
+  return 1;
+}
+
+/// The batched setup: what generate does by default, with room for every
+/// request's whole context.
+ScheduleSetup batchedSetup(const std::vector<Request> &requests, int64_t vocab) {
+  ScheduleSetup s;
+  s.policy = PolicyConfig::deterministicDefault();
+  s.scheduler.tokenBudget = 256;
+  s.scheduler.maxSeqs = 64;
+  s.scheduler.maxPrefillChunk = 256;
+  s.scheduler.vocab = vocab;
+  s.blockSize = 16;
+  int64_t longest = 1, blocks = 0;
+  for (const Request &r : requests) {
+    int64_t ctx = int64_t(r.prompt.size()) + r.maxNewTokens;
+    longest = std::max(longest, ctx);
+    blocks += (ctx + s.blockSize - 1) / s.blockSize;
+  }
+  s.scheduler.maxContext = longest;
+  s.kvBlocks = std::max<int64_t>(blocks, 1);
+  return s;
+}
+
+struct Timed {
+  ScheduleRun run;
+  double seconds = 0;
+};
+
+} // namespace
+
+int lockstep::run::runBench(int argc, char **argv) {
+  std::string model;
+  int64_t nRequests = 16, promptLen = 48, maxNew = 16, threads = 1, seed = 1;
+  for (int i = 2; i < argc; ++i) {
+    std::string v;
+    bool missing = false, matched = false;
+    const char *flags[] = {"--requests", "--prompt-len", "--max-new-tokens", "--threads",
+                           "--seed"};
+    int64_t *vals[] = {&nRequests, &promptLen, &maxNew, &threads, &seed};
+    const int64_t hi[] = {4096, 1 << 20, 1 << 20, 1024, int64_t(1) << 62};
+    for (int f = 0; f < 5 && !matched; ++f) {
+      if (!flagValue(argc, argv, i, flags[f], v, missing))
+        continue;
+      matched = true;
+      if (missing)
+        return usage(std::string(flags[f]) + " needs a value");
+      int64_t lo = f == 4 ? 0 : 1;
+      if (!parseInt(v, lo, hi[f], *vals[f]))
+        return usage(std::string(flags[f]) + " takes an integer in [" + std::to_string(lo) +
+                     ", " + std::to_string(hi[f]) + "], not '" + v + "'");
+    }
+    if (matched)
+      continue;
+    std::string arg = argv[i];
+    if (!arg.empty() && arg[0] == '-')
+      return usage("unknown option '" + arg + "'");
+    if (!model.empty())
+      return usage("more than one model: '" + model + "' and '" + arg + "'");
+    model = arg;
+  }
+  if (model.empty())
+    return usage("no model (MODEL.lsa)");
+
+  std::string error;
+  Loaded L;
+  if (!L.load(model, threads, error))
+    return failure(error);
+  int64_t vocab = L.model->vocab();
+  if (auto limit = L.model->maxContext(); limit && promptLen + maxNew > *limit)
+    return usage("--prompt-len " + std::to_string(promptLen) + " + --max-new-tokens " +
+                 std::to_string(maxNew) + " exceeds the model's context of " +
+                 std::to_string(*limit) + " (" + L.model->maxContextSource() + ")");
+
+  // The requests: greedy, prompts drawn from the seed.
+  PolicyConfig pc;
+  pc.seed = uint64_t(seed) ^ 0x62656e6368ULL;
+  Policy draw(pc);
+  std::vector<Request> requests;
+  for (int64_t i = 0; i < nRequests; ++i) {
+    Request r;
+    r.id = uint64_t(i);
+    for (int64_t t = 0; t < promptLen; ++t)
+      r.prompt.push_back((int32_t)draw.uniform(0, vocab - 1));
+    r.maxNewTokens = maxNew;
+    requests.push_back(std::move(r));
+  }
+
+  catchSigint(true);
+  auto timed = [&](const ScheduleSetup &setup, Timed &out) {
+    auto t0 = std::chrono::steady_clock::now();
+    bool ok = runSchedule(*L.model, L.cache, setup, requests, out.run, error, &interrupted());
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return ok;
+  };
+  Timed alone, batched;
+  ScheduleSetup bs = batchedSetup(requests, vocab);
+  bool ok = timed(baselineSetup(requests, vocab), alone) && timed(bs, batched);
+  catchSigint(false);
+  if (interrupted().load()) {
+    failure("interrupted");
+    return kInterruptedStatus;
+  }
+  if (!ok)
+    return failure(error);
+  Comparison c = compareRuns(alone.run, batched.run, bs, requests, vocab);
+
+  std::printf("model              %s\n", model.c_str());
+  std::printf("requests           %lld x (%lld prompt + %lld new tokens), greedy\n",
+              (long long)nRequests, (long long)promptLen, (long long)maxNew);
+  std::printf("threads            %lld\n", (long long)threads);
+  std::printf("%-10s %8s %10s %14s %12s %12s\n", "mode", "steps", "wall s", "generated/s",
+              "fed/s", "ms/step");
+  for (const auto &[name, t] : {std::pair<const char *, const Timed *>{"alone", &alone},
+                                {"batched", &batched}}) {
+    const SchedulerStats &s = t->run.result.stats;
+    double secs = std::max(t->seconds, 1e-9);
+    std::printf("%-10s %8lld %10.3f %14.1f %12.1f %12.3f\n", name, (long long)s.steps,
+                t->seconds, s.generated / secs, s.tokens / secs,
+                s.steps ? 1e3 * t->seconds / s.steps : 0.0);
+  }
+  std::printf("batched / alone    %.2fx the generated tokens per second\n",
+              alone.seconds / std::max(batched.seconds, 1e-9));
+  std::printf("logits compared    %lld rows, %lld values: %s\n", (long long)c.tokens,
+              (long long)c.logits,
+              c.mismatches ? "DIFFERENT between the two runs" : "identical bit for bit");
+  if (c.mismatches) {
+    if (c.first)
+      std::printf("first difference   %s\n", describeMismatch(*c.first).c_str());
+    return 1;
+  }
+  return 0;
+}
