@@ -35,8 +35,6 @@ namespace {
 
 using Dims = SmallVector<DimExpr>;
 
-Dims dimsOrEmpty(Value v) { return getSymbolicDims(v.getType()).value_or(Dims()); }
-
 bool isInt(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
   return t && isa<IntegerType>(t.getElementType()) && !t.getElementType().isInteger(1);
@@ -96,8 +94,8 @@ struct IntroduceKVCachePass
     // queries' too.
     std::optional<std::string> seq;
     for (ls::AttentionOp a : attention) {
-      Dims q = dimsOrEmpty(a.getQuery()), k = dimsOrEmpty(a.getKey()),
-           v = dimsOrEmpty(a.getValue());
+      Dims q = symbolicDimsOrEmpty(a.getQuery()), k = symbolicDimsOrEmpty(a.getKey()),
+           v = symbolicDimsOrEmpty(a.getValue());
       std::optional<std::string> s = k.size() == 4 ? k[2].asSymbol() : std::nullopt;
       if (!s || q.size() != 4 || v.size() != 4 || q[2] != k[2] || v[2] != k[2] ||
           (seq && *seq != *s)) {
@@ -111,12 +109,12 @@ struct IntroduceKVCachePass
     std::set<std::string> used;
     func.walk([&](Operation *op) {
       for (Value r : op->getResults())
-        for (const DimExpr &d : dimsOrEmpty(r))
+        for (const DimExpr &d : symbolicDimsOrEmpty(r))
           for (auto &[mono, c] : d.getTerms())
             used.insert(mono.begin(), mono.end());
     });
     for (BlockArgument arg : func.getArguments())
-      for (const DimExpr &d : dimsOrEmpty(arg))
+      for (const DimExpr &d : symbolicDimsOrEmpty(arg))
         for (auto &[mono, c] : d.getTerms())
           used.insert(mono.begin(), mono.end());
     std::string pastName = "past";
@@ -132,7 +130,7 @@ struct IntroduceKVCachePass
     SmallVector<std::string> presentNames;
     Value firstPast;
     auto addStream = [&](ls::AttentionOp a, Value fresh, const std::string &name) {
-      Dims d = dimsOrEmpty(fresh);
+      Dims d = symbolicDimsOrEmpty(fresh);
       auto elt = cast<RankedTensorType>(fresh.getType()).getElementType();
       Dims pd = d, td = d;
       pd[2] = past;
@@ -177,7 +175,7 @@ struct IntroduceKVCachePass
         Operation *table = g.getData().getDefiningOp();
         if (!table || !isa<WeightOp, ConstantOp>(table))
           return;
-        if (mentions(dimsOrEmpty(g.getIndices()), *seq))
+        if (mentions(symbolicDimsOrEmpty(g.getIndices()), *seq))
           uses.insert(&g->getOpOperand(1));
         return;
       }
@@ -191,7 +189,7 @@ struct IntroduceKVCachePass
         if (!d || !seen.insert(d).second || isa<WeightOp, ConstantOp, ShapeOp>(d))
           continue;
         if (auto c = dyn_cast<CastOp>(d); c && isInt(c.getInput())) {
-          if (mentions(dimsOrEmpty(c.getInput()), *seq))
+          if (mentions(symbolicDimsOrEmpty(c.getInput()), *seq))
             uses.insert(&c->getOpOperand(0));
           continue;
         }

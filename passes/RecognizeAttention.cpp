@@ -32,8 +32,6 @@ namespace {
 
 using Dims = SmallVector<DimExpr>;
 
-Dims dimsOf(Value v) { return getSymbolicDims(v.getType()).value_or(Dims()); }
-
 /// A single floating-point element (rank 0, or every dim 1).
 bool isScalar(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
@@ -80,7 +78,7 @@ Value untranspose(Value kt) {
   if (!inner || !permIs(tr, {0, 2, 1}))
     return {};
   Value k = inner.getData();
-  Dims kd = dimsOf(k), id = dimsOf(inner.getReshaped()), od = dimsOf(kt);
+  Dims kd = symbolicDimsOrEmpty(k), id = symbolicDimsOrEmpty(inner.getReshaped()), od = symbolicDimsOrEmpty(kt);
   if (kd.size() != 4 || id.size() != 3 || od.size() != 4)
     return {};
   if (id[0] != kd[0] * kd[1] || id[1] != kd[2] || id[2] != kd[3] ||
@@ -99,8 +97,8 @@ std::pair<Value, int64_t> ungroup(Value x) {
   if (!u)
     return {x, 1};
   Value z = u->getOperand(0);
-  Dims zd = dimsOf(z), ud = dimsOf(u->getResult(0)), ed = dimsOf(e.getOutput()),
-       rd = dimsOf(x);
+  Dims zd = symbolicDimsOrEmpty(z), ud = symbolicDimsOrEmpty(u->getResult(0)), ed = symbolicDimsOrEmpty(e.getOutput()),
+       rd = symbolicDimsOrEmpty(x);
   if (zd.size() != 4 || ud.size() != 5 || ed.size() != 5 || rd.size() != 4)
     return {x, 1};
   std::optional<int64_t> g = ed[2].getConstant();
@@ -122,7 +120,7 @@ struct Match {
 std::optional<Match> matchAt(SoftmaxOp sm) {
   Match m;
   Value x = sm.getInput();
-  Dims xd = dimsOf(x);
+  Dims xd = symbolicDimsOrEmpty(x);
   if (xd.size() != 4 || (sm.getAxis() != -1 && sm.getAxis() != 3))
     return std::nullopt;
   // The probabilities' one consumer: the MatMul with the values, maybe
@@ -147,7 +145,7 @@ std::optional<Match> matchAt(SoftmaxOp sm) {
     p = guard.getOutput();
   }
   auto pv = dyn_cast<MatMulOp>(*p.getUsers().begin());
-  if (!pv || pv.getA() != p || dimsOf(pv.getB()).size() != 4)
+  if (!pv || pv.getA() != p || symbolicDimsOrEmpty(pv.getB()).size() != 4)
     return std::nullopt;
   m.result = pv;
   m.value = pv.getB();
@@ -175,7 +173,7 @@ std::optional<Match> matchAt(SoftmaxOp sm) {
     s = a ? add.getA() : add.getB();
     m.mask = a ? add.getB() : add.getA();
   }
-  if (s != x && (!s.hasOneUse() || dimsOf(s) != xd || !x.hasOneUse()))
+  if (s != x && (!s.hasOneUse() || symbolicDimsOrEmpty(s) != xd || !x.hasOneUse()))
     return std::nullopt;
   // The scale.
   Value dot = s;
@@ -193,11 +191,11 @@ std::optional<Match> matchAt(SoftmaxOp sm) {
     dot = div.getA();
   }
   auto qk = dot.getDefiningOp<MatMulOp>();
-  if (!qk || (dot != x && !dot.hasOneUse()) || dimsOf(dot) != xd)
+  if (!qk || (dot != x && !dot.hasOneUse()) || symbolicDimsOrEmpty(dot) != xd)
     return std::nullopt;
   m.query = qk.getA();
   m.keysT = qk.getB();
-  Dims qd = dimsOf(m.query), kd = dimsOf(m.keysT), vd = dimsOf(m.value);
+  Dims qd = symbolicDimsOrEmpty(m.query), kd = symbolicDimsOrEmpty(m.keysT), vd = symbolicDimsOrEmpty(m.value);
   // Keys and values have the query's heads, or one head that the MatMuls
   // broadcast (multi-query attention).
   auto heads = [&](const DimExpr &h) { return h == qd[1] || h == DimExpr(1); };
@@ -227,7 +225,7 @@ struct RecognizeAttentionPass
         Value c = isScalar(mul.getB()) ? mul.getB() : isScalar(mul.getA()) ? mul.getA() : Value();
         // Only a scale that keeps the keys' dims (not one that broadcasts
         // them up).
-        if (c && !isScalar(other(mul, c)) && dimsOf(other(mul, c)) == dimsOf(kt)) {
+        if (c && !isScalar(other(mul, c)) && symbolicDimsOrEmpty(other(mul, c)) == symbolicDimsOrEmpty(kt)) {
           m->keyScale = c;
           kt = other(mul, c);
         }
@@ -235,7 +233,7 @@ struct RecognizeAttentionPass
       Value keys = untranspose(kt);
       Operation *inserted = nullptr;
       if (!keys) {
-        Dims d = dimsOf(kt);
+        Dims d = symbolicDimsOrEmpty(kt);
         std::swap(d[2], d[3]);
         auto t = getSymbolicTensorType(cast<RankedTensorType>(kt.getType()).getElementType(), d);
         keys = TransposeOp::create(b, loc, t, kt, b.getDenseI64ArrayAttr({0, 1, 3, 2}));
@@ -243,7 +241,7 @@ struct RecognizeAttentionPass
       }
       auto [k, gk] = ungroup(keys);
       auto [v, gv] = ungroup(m->value);
-      Dims kd = dimsOf(k), vd = dimsOf(v);
+      Dims kd = symbolicDimsOrEmpty(k), vd = symbolicDimsOrEmpty(v);
       if (gk != gv || kd.size() != 4 || vd.size() != 4 || kd[1] != vd[1]) {
         k = keys;
         v = m->value;

@@ -134,23 +134,7 @@ struct AttentionBuilder : StatsBuilder {
     Value s = tensor::ExtractSliceOp::create(rw, loc, t, offs, sizes, ones);
     if (width == 0)
       return s;
-    SmallVector<ReassociationIndices> assoc;
-    SmallVector<OpFoldResult> outShape;
-    SmallVector<int64_t> shape;
-    for (unsigned a = 0; a < n; ++a) {
-      unsigned base = a <= axis ? a : a + 1;
-      if (a == axis) {
-        assoc.push_back({base, base + 1});
-        outShape.append({count, rw.getIndexAttr(width)});
-        shape.append({getConstantIntValue(count).value_or(ShapedType::kDynamic), width});
-      } else {
-        assoc.push_back({base});
-        outShape.push_back(sizes[a]);
-        shape.push_back(tt.getDimSize(a));
-      }
-    }
-    return tensor::ExpandShapeOp::create(
-        rw, loc, RankedTensorType::get(shape, tt.getElementType()), s, assoc, outShape);
+    return expandChunks(rw, loc, s, sizes, axis, count, width);
   }
 };
 

@@ -107,6 +107,29 @@ OpFoldResult ChunkSplit::tail(RewriterBase &rw, Location loc,
       .getResult();
 }
 
+Value lockstep::expandChunks(RewriterBase &rw, Location loc, Value x,
+                             ArrayRef<OpFoldResult> sizes, unsigned axis,
+                             OpFoldResult count, int64_t width) {
+  auto xt = cast<RankedTensorType>(x.getType());
+  SmallVector<ReassociationIndices> assoc;
+  SmallVector<OpFoldResult> outShape;
+  SmallVector<int64_t> shape;
+  for (unsigned a = 0; a < xt.getRank(); ++a) {
+    unsigned base = a <= axis ? a : a + 1;
+    if (a == axis) {
+      assoc.push_back({base, base + 1});
+      outShape.append({count, rw.getIndexAttr(width)});
+      shape.append({getConstantIntValue(count).value_or(ShapedType::kDynamic), width});
+      continue;
+    }
+    assoc.push_back({base});
+    outShape.push_back(sizes[a]);
+    shape.push_back(getConstantIntValue(sizes[a]).value_or(ShapedType::kDynamic));
+  }
+  auto et = RankedTensorType::get(shape, xt.getElementType());
+  return tensor::ExpandShapeOp::create(rw, loc, et, x, assoc, outShape);
+}
+
 namespace {
 
 Value identityOf(OpBuilder &b, Location loc, Type t, Combiner c) {
@@ -236,26 +259,14 @@ FailureOr<Value> lockstep::chunkGeneric(RewriterBase &rw, linalg::GenericOp op,
       sizes[p] = lFull;
       x = tensor::ExtractSliceOp::create(rw, loc, x, offs, sizes, strides);
     }
-    SmallVector<ReassociationIndices> assoc;
-    SmallVector<OpFoldResult> outShape;
-    SmallVector<int64_t> shape;
     SmallVector<AffineExpr> exprs;
     for (unsigned a = 0; a < xt.getRank(); ++a) {
-      unsigned base = a <= p ? a : a + 1;
-      if (a == p) {
-        assoc.push_back({base, base + 1});
-        outShape.append({nFull, rw.getIndexAttr(C)});
-        shape.append({getConstantIntValue(nFull).value_or(ShapedType::kDynamic), C});
+      if (a == p)
         exprs.append({getAffineDimExpr(r, ctx), getAffineDimExpr(r + 1, ctx)});
-        continue;
-      }
-      assoc.push_back({base});
-      outShape.push_back(sizes[a]);
-      shape.push_back(getConstantIntValue(sizes[a]).value_or(ShapedType::kDynamic));
-      exprs.push_back(m.getResult(a).replaceDims(shiftDims));
+      else
+        exprs.push_back(m.getResult(a).replaceDims(shiftDims));
     }
-    auto et = RankedTensorType::get(shape, xt.getElementType());
-    pIns.push_back(tensor::ExpandShapeOp::create(rw, loc, et, x, assoc, outShape));
+    pIns.push_back(expandChunks(rw, loc, x, sizes, p, nFull, C));
     pMaps.push_back(AffineMap::get(n + 1, 0, exprs, ctx));
   }
   // The partials: the output dims with j inserted before the first dim after r.

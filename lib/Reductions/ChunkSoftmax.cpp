@@ -108,23 +108,7 @@ FailureOr<Value> lockstep::chunkSoftmax(RewriterBase &rw, linalg::SoftmaxOp op,
       fs[d] = lFull;
       full = tensor::ExtractSliceOp::create(rw, loc, x, zeros, fs, ones);
     }
-    SmallVector<ReassociationIndices> assoc;
-    SmallVector<OpFoldResult> outShape;
-    SmallVector<int64_t> shape;
-    for (unsigned a = 0; a < n; ++a) {
-      unsigned base = a <= d ? a : a + 1;
-      if (a == d) {
-        assoc.push_back({base, base + 1});
-        outShape.append({nFull, rw.getIndexAttr(C)});
-        shape.append({getConstantIntValue(nFull).value_or(ShapedType::kDynamic), C});
-      } else {
-        assoc.push_back({base});
-        outShape.push_back(sizes[a]);
-        shape.push_back(xt.getDimSize(a));
-      }
-    }
-    Value chunks = tensor::ExpandShapeOp::create(
-        rw, loc, RankedTensorType::get(shape, xt.getElementType()), full, assoc, outShape);
+    Value chunks = expandChunks(rw, loc, full, sizes, d, nFull, C);
     // Per chunk statistics over the inner dim d + 1: [.., nFull, ..].
     auto [mj, sj] = B.stats(chunks, d + 1, C, "partial");
     // Merged over j (dim d), left to right.

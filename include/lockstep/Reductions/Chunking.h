@@ -55,6 +55,13 @@ struct ChunkSplit {
 ChunkSplit splitLength(mlir::RewriterBase &rw, mlir::Location loc,
                        mlir::OpFoldResult length, int64_t width);
 
+/// `x` with its axis `axis` (of length count·width) expanded into
+/// [count, width], so that element jC + k of the axis is read at [.., j, k, ..]
+/// in place. `sizes` are x's sizes (static or index values).
+mlir::Value expandChunks(mlir::RewriterBase &rw, mlir::Location loc, mlir::Value x,
+                         llvm::ArrayRef<mlir::OpFoldResult> sizes, unsigned axis,
+                         mlir::OpFoldResult count, int64_t width);
+
 /// Rewrites `op`, a linalg.generic with exactly one reduction dim and an Add
 /// or Mul combiner, into the chunked form of width `width` (partial, combine
 /// and, when needed, tail). Returns the value that replaces the op's result

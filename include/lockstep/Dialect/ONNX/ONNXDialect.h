@@ -8,6 +8,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/Value.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "lockstep/Dialect/ONNX/ONNXDialect.h.inc"
@@ -26,6 +27,12 @@ namespace lockstep::onnxir {
 /// else from its static dims. Nullopt for an unranked type, or a dynamic dim
 /// without an encoding.
 std::optional<llvm::SmallVector<DimExpr>> getSymbolicDims(mlir::Type type);
+
+/// The symbolic dims of a value's type, or an empty list when they are not
+/// known (see getSymbolicDims).
+inline llvm::SmallVector<DimExpr> symbolicDimsOrEmpty(mlir::Value v) {
+  return getSymbolicDims(v.getType()).value_or(llvm::SmallVector<DimExpr>());
+}
 
 /// A ranked tensor type with the given symbolic dims: constant dims are
 /// static, others dynamic, and the encoding is added when any is symbolic.
