@@ -139,6 +139,17 @@ struct CanonicalReductionsPass
       }
       rw.replaceOp(op, *v);
     }
+    SmallVector<ls::PagedAttentionOp> paged;
+    getOperation().walk([&](ls::PagedAttentionOp op) { paged.push_back(op); });
+    for (ls::PagedAttentionOp op : paged) {
+      rw.setInsertionPoint(op);
+      FailureOr<Value> v = chunkPagedAttention(rw, op, widths.choose(std::nullopt));
+      if (failed(v)) {
+        op.emitError("cannot put this attention in the canonical chunked form");
+        return signalPassFailure();
+      }
+      rw.replaceOp(op, *v);
+    }
     SmallVector<Operation *> work;
     getOperation().walk([&](Operation *op) {
       if (op->hasAttr(kChunkRoleAttr))

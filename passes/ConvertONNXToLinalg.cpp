@@ -64,14 +64,14 @@ struct ConvertONNXToLinalgPass
         if (isa<BlockArgument>(v) && !s.get(v))
           s.set(v, v);
       b.setInsertionPoint(&op);
-      if (auto attn = dyn_cast<ls::AttentionOp>(op)) {
+      if (isa<ls::AttentionOp, ls::PagedAttentionOp>(op)) {
         // Carried over with plain types; lockstep-canonical-reductions
         // expands it.
         Operation *copy = b.clone(op);
         for (OpOperand &o : copy->getOpOperands())
           o.set(s.get(o.get()));
-        copy->getResult(0).setType(s.plainType(attn.getOutput()));
-        s.set(attn.getOutput(), copy->getResult(0));
+        copy->getResult(0).setType(s.plainType(op.getResult(0)));
+        s.set(op.getResult(0), copy->getResult(0));
         lowered.push_back(&op);
         continue;
       }

@@ -156,7 +156,7 @@ struct VerifyInvariancePass
   void runOnOperation() override {
     bool failed = false;
     getOperation().walk([&](Operation *op) {
-      if (isa<linalg::SoftmaxOp, ls::AttentionOp>(op)) {
+      if (isa<linalg::SoftmaxOp, ls::AttentionOp, ls::PagedAttentionOp>(op)) {
         op->emitError() << op->getName()
                         << " is left: its reduction order is "
                            "unspecified (run lockstep-canonical-reductions)";

@@ -66,7 +66,39 @@ void lockstep::printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
        << describe(func.getResultTypes()[i], symbols) << "\n";
   // What the serving runtime would feed and read (found from structure).
   std::string why;
-  if (auto r = findServingRoles(func, why)) {
+  if (isRaggedStep(func)) {
+    // One call per step for all requests (lockstep-ragged-step).
+    auto props = raggedStepProperties(func, why);
+    os << "serving:  ragged step (one call for the new tokens of all requests)";
+    if (props) {
+      auto argName = [&](const std::string &idx) {
+        unsigned i = std::stoul(idx);
+        return name(func.getArgAttrDict(i), i);
+      };
+      auto resName = [&](const std::string &idx) {
+        unsigned i = std::stoul(idx);
+        return name(func.getResultAttrDict(i), i);
+      };
+      for (auto &[k, v] : *props) {
+        if (k == "serving.token_ids")
+          os << "; token ids " << argName(v);
+        else if (k == "serving.positions")
+          os << ", graph positions " << argName(v);
+        else if (k == "serving.logits")
+          os << ", logits " << resName(v);
+        else if (StringRef(k).starts_with("serving.cache.")) {
+          std::string pool = v.substr(0, v.find(' ')), fresh = v.substr(v.find(' ') + 1);
+          os << "\n  cache: " << argName(pool) << " <- " << resName(fresh);
+        } else if (k == "serving.max_context")
+          os << "\n  context: at most " << v << " tokens";
+        else if (k == "serving.max_context_at")
+          os << " (" << v << ")";
+      }
+      os << "\n";
+    } else {
+      os << " (" << why << ")\n";
+    }
+  } else if (auto r = findServingRoles(func, why)) {
     os << "serving:  token ids " << name(func.getArgAttrDict(r->tokenIds), r->tokenIds);
     if (r->positions)
       os << ", positions " << name(func.getArgAttrDict(*r->positions), *r->positions);

@@ -1,6 +1,11 @@
 //===- CPUPipeline.cpp - The passes from the onnx form to LLVM ------------===//
 #include "lockstep/Passes/Passes.h"
+#include "lockstep/Serving/ServingRoles.h"
 #include "lockstep/Target/CPUCodegen.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -37,6 +42,61 @@ lockstep::buildServingPipeline(mlir::OpPassManager &pm, const CodegenOptions &op
   return mlir::parsePassPipeline(
       "func.func(lockstep-recognize-attention, lockstep-introduce-kv-cache)", pm,
       llvm::errs());
+}
+
+mlir::LogicalResult lockstep::applyStepForm(mlir::ModuleOp module,
+                                            const CodegenOptions &options) {
+  using namespace mlir;
+  if (options.stepForm == "graph")
+    return success();
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  std::string why;
+  bool ragged = options.stepForm == "ragged";
+  if (!main || (!ragged && !findServingRoles(main, why)))
+    return success(); // not a decoder: its graph is what there is to run
+  if (!options.recognizeAttention) {
+    if (ragged)
+      return module.emitError("--step=ragged needs --attention=recognized");
+    return success();
+  }
+  registerOnce();
+  // Built on a copy, so that `auto` can keep the graph when it fails.
+  OpBuilder b(module.getContext());
+  b.setInsertionPointAfter(main);
+  auto copy = cast<func::FuncOp>(b.clone(*main));
+  copy.setName("main.ragged");
+  PassManager pm(module.getContext(), func::FuncOp::getOperationName());
+  if (failed(parsePassPipeline("lockstep-ragged-step", pm, llvm::errs())))
+    return failure();
+  std::optional<Location> firstAt;
+  std::string first;
+  LogicalResult r = success();
+  {
+    // `auto` turns the first error into a warning below.
+    ScopedDiagnosticHandler keep(module.getContext(), [&](Diagnostic &d) {
+      if (ragged)
+        return failure(); // passed on to the caller's handler
+      if (d.getSeverity() == DiagnosticSeverity::Error && !firstAt) {
+        firstAt = d.getLocation();
+        first = d.str();
+      }
+      return success();
+    });
+    r = pm.run(copy);
+  }
+  if (failed(r)) {
+    copy.erase();
+    if (ragged)
+      return failure();
+    emitWarning(firstAt ? *firstAt : main.getLoc())
+        << "served one request at a time (the exported graph, not the ragged "
+           "step): "
+        << (firstAt ? first : std::string("the ragged step failed"));
+    return success();
+  }
+  main.erase();
+  copy.setName("main");
+  return success();
 }
 
 mlir::LogicalResult

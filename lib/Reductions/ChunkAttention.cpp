@@ -18,6 +18,14 @@
 // rest. The running max and sum are carried per output element e as well, so
 // that one combine generic merges (m, l, o) together.
 //
+// lockstep.paged_attention (the ragged step) expands the same way, with Sq
+// the step's tokens T and a key axis of MB·BS positions (the block tables'
+// reach). Keys and values are not operands there: the score and value
+// generics read them in their bodies, for token t at key position p (clamped
+// to t's own position), from the pools through t's request's block table
+// when p is before the request's new tokens, and from the new rows
+// otherwise. Keys past t's position are masked with −inf, as `causal` does.
+//
 //===----------------------------------------------------------------------===//
 #include "lockstep/Dialect/Lockstep/LockstepDialect.h"
 #include "lockstep/Reductions/Chunking.h"
@@ -32,6 +40,49 @@ using namespace lockstep;
 namespace {
 
 using Iter = utils::IteratorType;
+
+Value toIndex(OpBuilder &b, Location l, Value v) {
+  return arith::IndexCastOp::create(b, l, b.getIndexType(), v);
+}
+
+/// The keys and values of a ragged step: read in generic bodies.
+struct PagedSource {
+  Value req;       // [T] i64: each token's request
+  Value positions; // [T] i64
+  Value starts;    // [R+1] i64
+  Value tables;    // [R, MB] i32
+  Value blockSize; // index
+  Value kPool, vPool, kNew, vNew, keyScale;
+
+  /// Element (hk, c) of the key (or value) at position `kp` of token t's
+  /// request, or at t's own position when kp is past it.
+  Value read(OpBuilder &b, Location l, bool value, Value t, Value hk, Value kp, Value c) {
+    auto at = [&](Value tensor, ValueRange idx) {
+      return tensor::ExtractOp::create(b, l, tensor, idx).getResult();
+    };
+    Value r = toIndex(b, l, at(req, {t}));
+    Value s0 = toIndex(b, l, at(starts, {r}));
+    Value p0 = toIndex(b, l, at(positions, {s0}));
+    Value pt = toIndex(b, l, at(positions, {t}));
+    Value p = arith::MinUIOp::create(b, l, kp, pt);
+    Value inPast = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, p, p0);
+    Value zero = arith::ConstantIndexOp::create(b, l, 0);
+    // Both reads stay in bounds; the select keeps one.
+    Value pp = arith::SelectOp::create(b, l, inPast, p, zero);
+    Value blk = toIndex(b, l, at(tables, {r, arith::DivUIOp::create(b, l, pp, blockSize)}));
+    Value slot = arith::RemUIOp::create(b, l, pp, blockSize);
+    Value fromPool = at(value ? vPool : kPool, {blk, slot, hk, c});
+    Value off = arith::SelectOp::create(b, l, inPast, zero, arith::SubIOp::create(b, l, p, p0));
+    Value row = arith::AddIOp::create(b, l, s0, off);
+    Value fromNew = at(value ? vNew : kNew, {zero, hk, row, c});
+    Value x = arith::SelectOp::create(b, l, inPast, fromPool, fromNew);
+    if (!value && keyScale) {
+      SmallVector<Value> zeros(cast<RankedTensorType>(keyScale.getType()).getRank(), zero);
+      x = arith::MulFOp::create(b, l, x, at(keyScale, zeros));
+    }
+    return x;
+  }
+};
 
 struct AttentionBuilder : StatsBuilder {
   int64_t groups;
@@ -68,12 +119,16 @@ struct AttentionBuilder : StatsBuilder {
   /// The statistics of x [B,Hk,G,Sq,(N,)K] over its last dim K with values
   /// v [B,Hk,(N,)K,Dv]: m, s [B,Hk,G,Sq(,N)] and o [B,Hk,G,Sq,(N,)Dv].
   /// `chunked` when x and v carry the chunk dim N.
-  Stats stats(Value x, Value v, bool chunked, int64_t width, StringRef role) {
+  /// With `paged`, v is null and values are read in the body, at key
+  /// position (j·C + k) when chunked, or keyOffset + k.
+  Stats stats(Value x, Value v, bool chunked, int64_t width, StringRef role,
+              PagedSource *paged = nullptr, OpFoldResult keyOffset = {}) {
     auto xt = cast<RankedTensorType>(x.getType());
     unsigned n = xt.getRank(); // 5, or 6 when chunked
     SmallVector<OpFoldResult> xs = tensor::getMixedSizes(rw, loc, x);
     SmallVector<OpFoldResult> rowSizes(xs.begin(), xs.end() - 1);
-    int64_t dv = cast<RankedTensorType>(v.getType()).getShape().back();
+    int64_t dv = paged ? cast<RankedTensorType>(paged->vNew.getType()).getShape().back()
+                       : cast<RankedTensorType>(v.getType()).getShape().back();
     // m and s over (rows.., k).
     SmallVector<int> rows;
     for (unsigned d = 0; d + 1 < n; ++d)
@@ -112,11 +167,32 @@ struct AttentionBuilder : StatsBuilder {
     oSizes.push_back(rw.getIndexAttr(dv));
     SmallVector<Iter> oIters(no, Iter::parallel);
     oIters.back() = Iter::reduction;
-    auto o = generic(fill(oSizes, cst(rw, loc, 0.0)), {p, v},
-                     {map(no, xo), map(no, vo), map(no, oo)}, oIters,
-                     [&](OpBuilder &b, Location l, ValueRange a) {
-                       return math::FmaOp::create(b, l, a[0], a[1], a[2]);
-                     });
+    linalg::GenericOp o;
+    if (!paged) {
+      o = generic(fill(oSizes, cst(rw, loc, 0.0)), {p, v},
+                  {map(no, xo), map(no, vo), map(no, oo)}, oIters,
+                  [&](OpBuilder &b, Location l, ValueRange a) {
+                    return math::FmaOp::create(b, l, a[0], a[1], a[2]);
+                  });
+    } else {
+      Value base = keyOffset ? getValueOrCreateConstantIndexOp(rw, loc, keyOffset) : Value();
+      o = generic(fill(oSizes, cst(rw, loc, 0.0)), {p}, {map(no, xo), map(no, oo)}, oIters,
+                  [&](OpBuilder &b, Location l, ValueRange a) {
+                    Value kp = linalg::IndexOp::create(b, l, k);
+                    if (chunked)
+                      kp = arith::AddIOp::create(
+                          b, l,
+                          arith::MulIOp::create(b, l, linalg::IndexOp::create(b, l, 4),
+                                                arith::ConstantIndexOp::create(b, l, width)),
+                          kp);
+                    else if (base)
+                      kp = arith::AddIOp::create(b, l, base, kp);
+                    Value val = paged->read(b, l, /*value=*/true, linalg::IndexOp::create(b, l, 3),
+                                            linalg::IndexOp::create(b, l, 1), kp,
+                                            linalg::IndexOp::create(b, l, e));
+                    return math::FmaOp::create(b, l, a[0], val, a[1]);
+                  });
+    }
     mark(o, width, role);
     return {m, s.getResult(0), o.getResult(0)};
   }
@@ -140,23 +216,33 @@ struct AttentionBuilder : StatsBuilder {
 
 } // namespace
 
-FailureOr<Value> lockstep::chunkAttention(RewriterBase &rw, ls::AttentionOp op,
-                                          int64_t C) {
-  Location loc = op.getLoc();
-  Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
-  auto qt = cast<RankedTensorType>(q.getType()), kt = cast<RankedTensorType>(k.getType()),
-       vt = cast<RankedTensorType>(v.getType());
+namespace {
+
+/// The operands of either attention op, as the expansion reads them.
+struct AttentionParts {
+  Value q, k, v, mask, fill, keyScale, scale;
+  bool divides = false, zeroEmpty = false, causal = false;
+  PagedSource *paged = nullptr; // with k and v null
+  OpFoldResult keyLength;       // paged: MB·BS
+  int64_t Hk = 0, Dv = 0;
+};
+
+FailureOr<Value> expandAttention(RewriterBase &rw, Operation *op, AttentionParts &P,
+                                 int64_t C) {
+  Location loc = op->getLoc();
+  Value q = P.q, k = P.k, v = P.v;
+  PagedSource *paged = P.paged;
+  auto qt = cast<RankedTensorType>(q.getType());
   Type elt = qt.getElementType();
-  int64_t H = qt.getDimSize(1), Hk = kt.getDimSize(1), G = H / Hk, D = qt.getDimSize(3),
-          Dv = vt.getDimSize(3);
-  AttentionBuilder B{{rw, loc, elt, op.getContext()}, G};
+  int64_t H = qt.getDimSize(1), Hk = P.Hk, G = H / Hk, D = qt.getDimSize(3), Dv = P.Dv;
+  AttentionBuilder B{{rw, loc, elt, op->getContext()}, G};
   OpFoldResult batch = tensor::getMixedSize(rw, loc, q, 0),
                sq = tensor::getMixedSize(rw, loc, q, 2),
-               sk = tensor::getMixedSize(rw, loc, k, 2);
+               sk = paged ? P.keyLength : tensor::getMixedSize(rw, loc, k, 2);
   auto sz = [&](int64_t c) -> OpFoldResult { return rw.getIndexAttr(c); };
 
-  // k' = key · key_scale.
-  if (Value ks = op.getKeyScale()) {
+  // k' = key · key_scale (paged: where the key is read).
+  if (Value ks = P.keyScale; ks && !paged) {
     SmallVector<Iter> it(4, Iter::parallel);
     k = B.generic(tensor::EmptyOp::create(rw, loc, tensor::getMixedSizes(rw, loc, k), elt),
                   {k, ks}, {B.map(4, {0, 1, 2, 3}), B.scalarMap(4, ks), B.map(4, {0, 1, 2, 3})},
@@ -174,25 +260,42 @@ FailureOr<Value> lockstep::chunkAttention(RewriterBase &rw, ls::AttentionOp op,
   SmallVector<OpFoldResult> xSizes{batch, sz(Hk), sz(G), sq, sk};
   SmallVector<Iter> dIters(6, Iter::parallel);
   dIters.back() = Iter::reduction;
-  Value dot = B.generic(B.fill(xSizes, B.cst(rw, loc, 0.0)), {q5, k},
-                        {B.map(6, {0, 1, 2, 3, 5}), B.map(6, {0, 1, 4, 5}),
-                         B.map(6, {0, 1, 2, 3, 4})},
-                        dIters, [&](OpBuilder &b, Location l, ValueRange a) {
-                          return math::FmaOp::create(b, l, a[0], a[1], a[2]);
-                        })
-                  .getResult(0);
+  Value dot;
+  if (!paged)
+    dot = B.generic(B.fill(xSizes, B.cst(rw, loc, 0.0)), {q5, k},
+                    {B.map(6, {0, 1, 2, 3, 5}), B.map(6, {0, 1, 4, 5}), B.map(6, {0, 1, 2, 3, 4})},
+                    dIters, [&](OpBuilder &b, Location l, ValueRange a) {
+                      return math::FmaOp::create(b, l, a[0], a[1], a[2]);
+                    })
+              .getResult(0);
+  else
+    dot = B.generic(B.fill(xSizes, B.cst(rw, loc, 0.0)), {q5},
+                    {B.map(6, {0, 1, 2, 3, 5}), B.map(6, {0, 1, 2, 3, 4})}, dIters,
+                    [&](OpBuilder &b, Location l, ValueRange a) {
+                      Value key = paged->read(b, l, /*value=*/false,
+                                              linalg::IndexOp::create(b, l, 3),
+                                              linalg::IndexOp::create(b, l, 1),
+                                              linalg::IndexOp::create(b, l, 4),
+                                              linalg::IndexOp::create(b, l, 5));
+                      return math::FmaOp::create(b, l, a[0], key, a[1]);
+                    })
+              .getResult(0);
   // x: scale, then mask.
   Value x = dot;
-  Value mask = op.getMask(), fill = op.getFill(), scale = op.getScale();
-  bool causal = op.getCausal();
-  // Causal: query i is key position i + (Sk - Sq).
+  Value mask = P.mask, fill = P.fill, scale = P.scale;
+  bool causal = P.causal;
+  // Causal: query i is key position i + (Sk - Sq); paged: positions[i].
   Value shift;
-  if (causal)
+  if (causal && !paged)
     shift = arith::SubIOp::create(rw, loc, getValueOrCreateConstantIndexOp(rw, loc, sk),
                                   getValueOrCreateConstantIndexOp(rw, loc, sq));
   if (mask || scale || causal) {
     SmallVector<Value> ins{dot};
     SmallVector<AffineMap> maps{B.map(5, {0, 1, 2, 3, 4})};
+    if (paged) {
+      ins.push_back(paged->positions);
+      maps.push_back(B.map(5, {3}));
+    }
     if (scale) {
       ins.push_back(scale);
       maps.push_back(B.scalarMap(5, scale));
@@ -206,30 +309,30 @@ FailureOr<Value> lockstep::chunkAttention(RewriterBase &rw, ls::AttentionOp op,
       for (unsigned a = 0; a < r; ++a) {
         unsigned full = a + (4 - r); // position in [B, H, Sq, Sk]
         if (mt.getDimSize(a) == 1) {
-          e.push_back(getAffineConstantExpr(0, op.getContext()));
+          e.push_back(getAffineConstantExpr(0, op->getContext()));
           continue;
         }
         static const unsigned loop[4] = {0, 1, 3, 4};
         if (full == 1)
-          e.push_back(getAffineDimExpr(1, op.getContext()) * G +
-                      getAffineDimExpr(2, op.getContext()));
+          e.push_back(getAffineDimExpr(1, op->getContext()) * G +
+                      getAffineDimExpr(2, op->getContext()));
         else
-          e.push_back(getAffineDimExpr(loop[full], op.getContext()));
+          e.push_back(getAffineDimExpr(loop[full], op->getContext()));
       }
       ins.push_back(mask);
-      maps.push_back(AffineMap::get(5, 0, e, op.getContext()));
+      maps.push_back(AffineMap::get(5, 0, e, op->getContext()));
       if (fill) {
         ins.push_back(fill);
         maps.push_back(B.scalarMap(5, fill));
       }
     }
     maps.push_back(B.map(5, {0, 1, 2, 3, 4}));
-    bool divides = op.getScaleDivides();
+    bool divides = P.divides;
     x = B.generic(tensor::EmptyOp::create(rw, loc, xSizes, elt), ins, maps,
                   SmallVector<Iter>(5, Iter::parallel),
                   [&](OpBuilder &b, Location l, ValueRange a) {
                     Value s = a[0];
-                    unsigned i = 1;
+                    unsigned i = paged ? 2 : 1;
                     if (scale) {
                       s = divides ? arith::DivFOp::create(b, l, s, a[i]).getResult()
                                   : arith::MulFOp::create(b, l, s, a[i]).getResult();
@@ -244,7 +347,8 @@ FailureOr<Value> lockstep::chunkAttention(RewriterBase &rw, ls::AttentionOp op,
                     if (causal) {
                       Value qi = linalg::IndexOp::create(b, l, 3);
                       Value ki = linalg::IndexOp::create(b, l, 4);
-                      Value last = arith::AddIOp::create(b, l, qi, shift);
+                      Value last = paged ? toIndex(b, l, a[1])
+                                         : arith::AddIOp::create(b, l, qi, shift).getResult();
                       Value keep = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ule, ki, last);
                       s = arith::SelectOp::create(b, l, keep, s, B.negInf(b, l));
                     }
@@ -260,7 +364,7 @@ FailureOr<Value> lockstep::chunkAttention(RewriterBase &rw, ls::AttentionOp op,
   Value l, o;
   AffineMap lMap = B.map(5, {0, 1, 2, 3, 4}); // l per output element
   if (Ls && *Ls <= C) {
-    AttentionBuilder::Stats st = B.stats(x, v, false, *Ls, "whole");
+    AttentionBuilder::Stats st = B.stats(x, v, false, *Ls, "whole", paged);
     l = st.s;
     o = st.o;
     lMap = B.map(5, {0, 1, 2, 3}); // l per row
@@ -268,8 +372,8 @@ FailureOr<Value> lockstep::chunkAttention(RewriterBase &rw, ls::AttentionOp op,
     OpFoldResult len = Ls ? OpFoldResult(sk) : OpFoldResult(L);
     ChunkSplit split = splitLength(rw, loc, len, C);
     Value xc = B.chunkAxis(x, 4, sz(0), split.covered, split.whole, C);
-    Value vc = B.chunkAxis(v, 2, sz(0), split.covered, split.whole, C);
-    AttentionBuilder::Stats st = B.stats(xc, vc, true, C, "partial");
+    Value vc = paged ? Value() : B.chunkAxis(v, 2, sz(0), split.covered, split.whole, C);
+    AttentionBuilder::Stats st = B.stats(xc, vc, true, C, "partial", paged);
     // Merge over j (dim 5 of (b, hk, g, i, e, j)), left to right.
     SmallVector<Iter> it(6, Iter::parallel);
     it.back() = Iter::reduction;
@@ -294,8 +398,8 @@ FailureOr<Value> lockstep::chunkAttention(RewriterBase &rw, ls::AttentionOp op,
     if (!split.divisible) {
       OpFoldResult tail = split.tail(rw, loc, len);
       Value xt = B.chunkAxis(x, 4, split.covered, tail, {}, 0);
-      Value vtl = B.chunkAxis(v, 2, split.covered, tail, {}, 0);
-      AttentionBuilder::Stats ts = B.stats(xt, vtl, false, C, "tail");
+      Value vtl = paged ? Value() : B.chunkAxis(v, 2, split.covered, tail, {}, 0);
+      AttentionBuilder::Stats ts = B.stats(xt, vtl, false, C, "tail", paged, split.covered);
       AffineMap rows = B.map(5, {0, 1, 2, 3}), id = B.map(5, {0, 1, 2, 3, 4});
       auto fin = linalg::GenericOp::create(
           rw, loc, TypeRange{m.getType(), l.getType(), o.getType()},
@@ -315,7 +419,7 @@ FailureOr<Value> lockstep::chunkAttention(RewriterBase &rw, ls::AttentionOp op,
     }
   }
   // y = o / l (0 for an empty row when asked), as [B, H, Sq, Dv].
-  bool zeroEmpty = op.getZeroEmptyRows();
+  bool zeroEmpty = P.zeroEmpty;
   AffineMap id = B.map(5, {0, 1, 2, 3, 4});
   Value y = B.generic(tensor::EmptyOp::create(rw, loc, oSizes, elt), {o, l}, {id, lMap, id},
                       SmallVector<Iter>(5, Iter::parallel),
@@ -330,7 +434,84 @@ FailureOr<Value> lockstep::chunkAttention(RewriterBase &rw, ls::AttentionOp op,
                       })
                 .getResult(0);
   return tensor::CollapseShapeOp::create(
-             rw, loc, cast<RankedTensorType>(op.getOutput().getType()), y,
+             rw, loc, cast<RankedTensorType>(op->getResult(0).getType()), y,
              SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}})
       .getResult();
+}
+
+} // namespace
+
+FailureOr<Value> lockstep::chunkAttention(RewriterBase &rw, ls::AttentionOp op, int64_t C) {
+  AttentionParts P;
+  P.q = op.getQuery();
+  P.k = op.getKey();
+  P.v = op.getValue();
+  P.mask = op.getMask();
+  P.fill = op.getFill();
+  P.keyScale = op.getKeyScale();
+  P.scale = op.getScale();
+  P.divides = op.getScaleDivides();
+  P.zeroEmpty = op.getZeroEmptyRows();
+  P.causal = op.getCausal();
+  P.Hk = op.getKey().getType().getDimSize(1);
+  P.Dv = op.getValue().getType().getDimSize(3);
+  return expandAttention(rw, op, P, C);
+}
+
+FailureOr<Value> lockstep::chunkPagedAttention(RewriterBase &rw, ls::PagedAttentionOp op,
+                                               int64_t C) {
+  Location loc = op.getLoc();
+  PagedSource src;
+  src.positions = op.getPositions();
+  src.starts = op.getSeqStarts();
+  src.tables = op.getBlockTables();
+  src.kPool = op.getKeyPool();
+  src.vPool = op.getValuePool();
+  src.kNew = op.getKey();
+  src.vNew = op.getValue();
+  src.keyScale = op.getKeyScale();
+  // Each token's request: the number of requests that start at or before
+  // it, less one (an exact integer count).
+  OpFoldResult T = tensor::getMixedSize(rw, loc, op.getQuery(), 2);
+  Type i64 = rw.getI64Type();
+  Value init = linalg::FillOp::create(
+                   rw, loc, arith::ConstantOp::create(rw, loc, i64, rw.getI64IntegerAttr(-1)).getResult(),
+                   tensor::EmptyOp::create(rw, loc, ArrayRef<OpFoldResult>{T}, i64).getResult())
+                   .getResult(0);
+  MLIRContext *ctx = op.getContext();
+  AffineMap byR = AffineMap::get(2, 0, {getAffineDimExpr(1, ctx)}, ctx),
+            byT = AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx);
+  src.req = linalg::GenericOp::create(
+                rw, loc, init.getType(), ValueRange{src.starts}, ValueRange{init},
+                SmallVector<AffineMap>{byR, byT},
+                SmallVector<Iter>{Iter::parallel, Iter::reduction},
+                [&](OpBuilder &b, Location l, ValueRange a) {
+                  Value t = arith::IndexCastOp::create(b, l, b.getI64Type(),
+                                                       linalg::IndexOp::create(b, l, 0));
+                  Value in = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, a[0], t);
+                  Value one = arith::ExtUIOp::create(b, l, b.getI64Type(), in);
+                  linalg::YieldOp::create(b, l, ValueRange{arith::AddIOp::create(b, l, a[1], one)});
+                })
+                .getResult(0);
+  OpFoldResult bs = tensor::getMixedSize(rw, loc, src.kPool, 1),
+               mb = tensor::getMixedSize(rw, loc, src.tables, 1);
+  src.blockSize = getValueOrCreateConstantIndexOp(rw, loc, bs);
+  AttentionParts P;
+  P.q = op.getQuery();
+  P.keyScale = op.getKeyScale();
+  P.scale = op.getScale();
+  P.divides = op.getScaleDivides();
+  P.zeroEmpty = op.getZeroEmptyRows();
+  P.causal = true;
+  P.paged = &src;
+  P.Hk = op.getKey().getType().getDimSize(1);
+  P.Dv = op.getValue().getType().getDimSize(3);
+  std::optional<int64_t> bsc = getConstantIntValue(bs), mbc = getConstantIntValue(mb);
+  if (bsc && mbc)
+    P.keyLength = rw.getIndexAttr(*bsc * *mbc);
+  else
+    P.keyLength = arith::MulIOp::create(rw, loc, getValueOrCreateConstantIndexOp(rw, loc, mb),
+                                        src.blockSize)
+                      .getResult();
+  return expandAttention(rw, op, P, C);
 }

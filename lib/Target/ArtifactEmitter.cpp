@@ -70,11 +70,17 @@ LogicalResult lockstep::emitCPUArtifact(ModuleOp module, const std::string &path
   meta.properties.push_back(
       {"attention", options.codegen.recognizeAttention ? "recognized" : "decomposed"});
   std::string notServable;
-  if (auto roles = findServingRoles(func, notServable))
+  if (isRaggedStep(func)) {
+    auto props = raggedStepProperties(func, notServable);
+    if (!props)
+      return func.emitError(notServable);
+    meta.properties.insert(meta.properties.end(), props->begin(), props->end());
+  } else if (auto roles = findServingRoles(func, notServable)) {
     for (auto &p : servingProperties(*roles))
       meta.properties.push_back(p);
-  else
+  } else {
     meta.properties.push_back({"serving.none", notServable});
+  }
   auto nameOf = [](DictionaryAttr d, unsigned i) {
     auto n = d ? d.getAs<StringAttr>("onnx.name") : StringAttr();
     return n ? n.str() : "#" + std::to_string(i);

@@ -39,3 +39,30 @@ func.func @rank(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf
   %o = lockstep.attention %q, %k, %v : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   return %o : tensor<2x4x8xf32>
 }
+
+// -----
+
+// lockstep.paged_attention serves a ragged step: one row of T tokens.
+func.func @paged_batch(%q: tensor<2x2x?x8xf32>, %k: tensor<2x2x?x8xf32>, %kp: tensor<?x?x2x8xf32>, %pos: tensor<?xi64>, %st: tensor<?xi64>, %bt: tensor<?x?xi32>) -> tensor<2x2x?x8xf32> {
+  // expected-error @+1 {{the batch dim of a ragged step must be 1}}
+  %o = lockstep.paged_attention %q, %k, %k, %kp, %kp, %pos, %st, %bt : (tensor<2x2x?x8xf32>, tensor<2x2x?x8xf32>, tensor<2x2x?x8xf32>, tensor<?x?x2x8xf32>, tensor<?x?x2x8xf32>, tensor<?xi64>, tensor<?xi64>, tensor<?x?xi32>) -> tensor<2x2x?x8xf32>
+  return %o : tensor<2x2x?x8xf32>
+}
+
+// -----
+
+// The pools hold the key heads and head size of the new rows.
+func.func @paged_pool(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>, %kp: tensor<?x?x4x8xf32>, %pos: tensor<?xi64>, %st: tensor<?xi64>, %bt: tensor<?x?xi32>) -> tensor<1x2x?x8xf32> {
+  // expected-error @+1 {{the pools must be [blocks, block size, key heads, head size] of the key and value}}
+  %o = lockstep.paged_attention %q, %k, %k, %kp, %kp, %pos, %st, %bt : (tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<?x?x4x8xf32>, tensor<?x?x4x8xf32>, tensor<?xi64>, tensor<?xi64>, tensor<?x?xi32>) -> tensor<1x2x?x8xf32>
+  return %o : tensor<1x2x?x8xf32>
+}
+
+// -----
+
+// Block tables hold i32 block ids, as the runtime's KV cache does.
+func.func @paged_tables(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>, %kp: tensor<?x?x2x8xf32>, %pos: tensor<?xi64>, %st: tensor<?xi64>, %bt: tensor<?x?xi64>) -> tensor<1x2x?x8xf32> {
+  // expected-error @+1 {{block_tables must be i32 [requests, blocks per request]}}
+  %o = lockstep.paged_attention %q, %k, %k, %kp, %kp, %pos, %st, %bt : (tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<?x?x2x8xf32>, tensor<?x?x2x8xf32>, tensor<?xi64>, tensor<?xi64>, tensor<?x?xi64>) -> tensor<1x2x?x8xf32>
+  return %o : tensor<1x2x?x8xf32>
+}

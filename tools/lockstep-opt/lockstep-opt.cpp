@@ -143,8 +143,21 @@ int importMain(int argc, char **argv) {
                "lockstep.attention, reduced by the softmax contract; "
                "decomposed: lowered op by op as exported"),
       cl::init("recognized"));
+  cl::opt<std::string> step(
+      "step",
+      cl::desc("auto (default): a decoder with a KV cache becomes the ragged "
+               "step (one call for all requests of a step), or stays the "
+               "exported graph with a warning saying why; ragged: the ragged "
+               "step or an error; graph: the exported graph (run once per "
+               "request, and by exec with its own inputs)"),
+      cl::init("auto"));
   if (!parseOptions(argc, argv, kOverview))
     return 2;
+  if (step != "auto" && step != "ragged" && step != "graph") {
+    errs() << "lockstep-opt: unknown --step value '" << step
+           << "' (expected auto, ragged or graph)\n";
+    return 2;
+  }
   if (attention != "recognized" && attention != "decomposed") {
     errs() << "lockstep-opt: unknown --attention value '" << attention
            << "' (expected recognized or decomposed)\n";
@@ -170,6 +183,7 @@ int importMain(int argc, char **argv) {
   lockstep::ArtifactOptions artifactOptions;
   artifactOptions.codegen.reductionPolicy = reductionPolicy;
   artifactOptions.codegen.recognizeAttention = attention == "recognized";
+  artifactOptions.codegen.stepForm = step;
   if (weights == "embed")
     artifactOptions.weights = lockstep::WeightPolicy::Embed;
   else if (weights == "reference")
@@ -205,6 +219,8 @@ int importMain(int argc, char **argv) {
         failed(lockstep::buildServingPipeline(pm, artifactOptions.codegen)))
       return 1;
     if (failed(pm.run(*module)))
+      return 1;
+    if (emit != "onnx" && failed(lockstep::applyStepForm(*module, artifactOptions.codegen)))
       return 1;
   }
   if (emit == "lsa")

@@ -110,6 +110,45 @@ def IntroduceKVCache : Pass<"lockstep-introduce-kv-cache", "mlir::func::FuncOp">
   let dependentDialects = ["::lockstep::onnxir::ONNXDialect", "::lockstep::ls::LockstepDialect"];
 }
 
+def RaggedStep : Pass<"lockstep-ragged-step", "mlir::func::FuncOp"> {
+  let summary = "Make a KV-cache decoder the ragged step of the serving ABI";
+  let description = [{
+    Runs after lockstep-recognize-attention (and lockstep-introduce-kv-cache)
+    on a decoder whose serving roles are found (token ids, past/present
+    cache streams, logits). The result is the `step` of the serving ABI: one
+    call for the T new tokens of all R requests of a step, run with batch 1
+    and seq T, so that every row-by-row op serves all requests at once.
+
+    New inputs: `positions` [seq] (i64, each token's absolute position),
+    `seq_starts` [requests + 1] (i64, request r owns tokens
+    [seq_starts[r], seq_starts[r+1])), `block_tables` [requests, max_blocks]
+    (i32), and per cache stream a pool `<past name>.pool`
+    [blocks, block_size, heads, head size]. Each lockstep.attention over a
+    cache becomes a lockstep.paged_attention that reads a token's own
+    request from the pools and the new rows; each present output becomes the
+    new rows (`<present name>.new`, [batch, heads, seq, head size]), which
+    the runtime writes to the pools after the step. Positions that the graph
+    computes itself (a position table's indices, the integers rotary angles
+    are cast from) become `positions`. The past inputs and an attention mask
+    input are erased; a node that still reads them is an error, located
+    there. So is a softmax that is not a recognized attention.
+
+    Like lockstep-introduce-kv-cache, it takes the graph's mask to be the
+    causal mask of one unpadded sequence. Arguments and results get a
+    `lockstep.role` attribute and the function `lockstep.step = "ragged"`,
+    from which the artifact's `serving.*` properties are written.
+
+    Example: `lockstep.attention %q, Concat(%past0k, %k), Concat(%past0v, %v)`
+    becomes `lockstep.paged_attention %q, %k, %v, %pool0k, %pool0v,
+    %positions, %seq_starts, %block_tables`, and `present.0.key` becomes
+    `present.0.key.new = %k`.
+  }];
+  let statistics = [
+    Statistic<"numRagged", "ragged", "functions made a ragged step">
+  ];
+  let dependentDialects = ["::lockstep::onnxir::ONNXDialect", "::lockstep::ls::LockstepDialect"];
+}
+
 def ConvertONNXToLinalg : Pass<"convert-onnx-to-linalg", "mlir::func::FuncOp"> {
   let summary = "Lower onnx ops to linalg, tensor, arith and math on tensors";
   let description = [{

@@ -84,6 +84,13 @@ mlir::FailureOr<mlir::Value> chunkAttention(mlir::RewriterBase &rw,
                                             lockstep::ls::AttentionOp op,
                                             int64_t width);
 
+/// Expands lockstep.paged_attention the same way over a key axis of the
+/// block tables' reach (max_blocks · block_size positions), reading keys and
+/// values from the pools and the new rows in the generics' bodies.
+mlir::FailureOr<mlir::Value> chunkPagedAttention(mlir::RewriterBase &rw,
+                                                 lockstep::ls::PagedAttentionOp op,
+                                                 int64_t width);
+
 /// The length of the reduction dim `dim` of `op` (a static size or an index
 /// value computed from the dim of an operand), built at the rewriter's point.
 mlir::OpFoldResult reductionLength(mlir::RewriterBase &rw,

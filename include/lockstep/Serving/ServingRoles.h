@@ -62,6 +62,16 @@ void findContextLimit(mlir::func::FuncOp main, ServingRoles &roles);
 std::vector<std::pair<std::string, std::string>>
 servingProperties(const ServingRoles &roles);
 
+/// Whether `main` is a ragged step (made by lockstep-ragged-step).
+bool isRaggedStep(mlir::func::FuncOp main);
+
+/// The `serving.*` properties of a ragged step, from the `lockstep.role`
+/// attributes of its arguments and results (`serving.step = ragged`, input
+/// and output indices, `serving.cache.<s> = "POOL NEW"`); nullopt with `why`
+/// when a role is missing.
+std::optional<std::vector<std::pair<std::string, std::string>>>
+raggedStepProperties(mlir::func::FuncOp main, std::string &why);
+
 } // namespace lockstep
 
 #endif

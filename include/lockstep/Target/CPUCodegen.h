@@ -23,6 +23,13 @@ struct CodegenOptions {
   /// Replace recognized attention subgraphs with lockstep.attention
   /// (lockstep-recognize-attention); off: every op is lowered as exported.
   bool recognizeAttention = true;
+  /// The form of a decoder's `main`: "ragged" (the serving ABI's step, one
+  /// call for all requests of a step: lockstep-ragged-step, an error when
+  /// the graph does not allow it), "graph" (the exported graph, which the
+  /// runtime runs once per request), or "auto": ragged when the graph is a
+  /// decoder with a KV cache that allows it, else the graph (with a warning
+  /// for a decoder, saying why).
+  std::string stepForm = "auto";
 };
 
 /// Adds the passes that put the onnx form (shapes inferred) in the serving
@@ -32,6 +39,10 @@ struct CodegenOptions {
 /// roles are read, and before the linalg and codegen pipelines.
 mlir::LogicalResult buildServingPipeline(mlir::OpPassManager &pm,
                                          const CodegenOptions &options);
+
+/// Puts the serving form's `main` (after buildServingPipeline) in the step
+/// form that `options.stepForm` asks for.
+mlir::LogicalResult applyStepForm(mlir::ModuleOp module, const CodegenOptions &options);
 
 /// Adds the passes from the onnx form (shapes inferred) to linalg in the
 /// canonical reduction form, verified (what `--emit=linalg` prints).

@@ -72,4 +72,60 @@ def Lockstep_AttentionOp : Lockstep_Op<"attention",
   let hasVerifier = 1;
 }
 
+def Lockstep_PagedAttentionOp : Lockstep_Op<"paged_attention",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "causal attention of a ragged step over a paged KV cache";
+  let description = [{
+    The attention of the ragged `step` (the serving ABI): the T new tokens
+    of R requests, request r owning tokens [seq_starts[r], seq_starts[r+1]),
+    token t at absolute position `positions[t]` of its request. Its operands:
+
+    - `query` [1, H, T, D], `key` and `value` [1, Hk, T, D] and [1, Hk, T, Dv]:
+      the new tokens' rows, computed row by row by the rest of the step;
+    - `key_pool` [NB, BS, Hk, D] and `value_pool` [NB, BS, Hk, Dv]: the
+      paged cache of this layer, NB blocks of BS positions;
+    - `positions` [T] (i64), `seq_starts` [R + 1] (i64) and `block_tables`
+      [R, MB] (i32): position p of request r lives in block
+      `block_tables[r, p / BS]`, slot `p % BS`.
+
+    Token t of request r attends to the positions [0, positions[t]] of its
+    own request, in order: a position before the request's first new token
+    `p0 = positions[seq_starts[r]]` is read from the pools, a later one from
+    the new rows (`key[0, hk, seq_starts[r] + p − p0]`). The runtime writes
+    the new rows into the pools after the step. Nothing of another request
+    is read: a token's result depends on its own request only.
+
+    The scores, the softmax and the product with the values are those of
+    `lockstep.attention` with `causal` (the same `key_scale`, `scale`,
+    `scale_divides` and `zero_empty_rows`), over a key axis of length
+    MB · BS whose positions past `positions[t]` are masked with −inf. Chunks
+    of width C count from position 0 of the request, so a token gets the
+    same bits as from `lockstep.attention` over its request's contiguous
+    cache, in any step of any batch.
+
+    Example (4 query heads over 2 key heads, head size 16):
+
+    ```mlir
+    %o = lockstep.paged_attention %q, %k, %v, %kp, %vp, %pos, %starts, %tables scale %c
+        : (tensor<1x4x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>,
+           tensor<?x?x2x16xf32>, tensor<?x?x2x16xf32>, tensor<?xi64>,
+           tensor<?xi64>, tensor<?x?xi32>, tensor<f32>) -> tensor<1x4x?x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key,
+                       AnyRankedTensor:$value, AnyRankedTensor:$key_pool,
+                       AnyRankedTensor:$value_pool, AnyRankedTensor:$positions,
+                       AnyRankedTensor:$seq_starts, AnyRankedTensor:$block_tables,
+                       Optional<AnyRankedTensor>:$key_scale,
+                       Optional<AnyRankedTensor>:$scale,
+                       UnitAttr:$scale_divides, UnitAttr:$zero_empty_rows);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $key_pool `,` $value_pool `,` $positions `,`
+    $seq_starts `,` $block_tables (`key_scale` $key_scale^)? (`scale` $scale^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif
