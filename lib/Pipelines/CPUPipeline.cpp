@@ -66,7 +66,7 @@ mlir::LogicalResult lockstep::applyStepForm(mlir::ModuleOp module,
   auto copy = cast<func::FuncOp>(b.clone(*main));
   copy.setName("main.ragged");
   PassManager pm(module.getContext(), func::FuncOp::getOperationName());
-  if (failed(parsePassPipeline("lockstep-ragged-step", pm, llvm::errs())))
+  if (failed(parsePassPipeline("lockstep-ragged-step, lockstep-verify-rows", pm, llvm::errs())))
     return failure();
   std::optional<Location> firstAt;
   std::string first;

@@ -149,6 +149,31 @@ def RaggedStep : Pass<"lockstep-ragged-step", "mlir::func::FuncOp"> {
   let dependentDialects = ["::lockstep::onnxir::ONNXDialect", "::lockstep::ls::LockstepDialect"];
 }
 
+def VerifyRows : Pass<"lockstep-verify-rows", "mlir::func::FuncOp"> {
+  let summary = "Fail compilation where a ragged step could mix the rows of requests";
+  let description = [{
+    Runs on a function made by lockstep-ragged-step (others are left alone).
+    The tokens of a step belong to different requests, so apart from
+    lockstep.paged_attention, which reads each token's own request by
+    construction, no op may combine the rows of different tokens. The proof
+    uses the symbolic dims of the onnx form: a tensor's token axis is the one
+    whose dim mentions the step's token count (the dim of `positions`), and
+    each op is checked against what its ONNX semantics do to that axis.
+    Elementwise ops must keep token axes aligned; reductions, Softmax,
+    LayerNormalization, CumSum, Trilu, Concat, Split, Slice (unless whole)
+    and Gather must not run along it; MatMul and Gemm must not contract it;
+    Reshape, Flatten, Squeeze and Unsqueeze must keep each token's elements
+    together; a result with two token axes, a Range over the token count,
+    and the token count used as data are refused, and so is any other op
+    that reads a token axis. Each failure is an error at the ONNX node.
+
+    Example: `onnx.ReduceSum(%h, axes = [1])` over `[batch, seq, 64]` fails
+    with "mixes the rows of different requests: a reduction along the token
+    axis".
+  }];
+  let dependentDialects = ["::lockstep::onnxir::ONNXDialect", "::lockstep::ls::LockstepDialect"];
+}
+
 def ConvertONNXToLinalg : Pass<"convert-onnx-to-linalg", "mlir::func::FuncOp"> {
   let summary = "Lower onnx ops to linalg, tensor, arith and math on tensors";
   let description = [{
