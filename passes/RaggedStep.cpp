@@ -199,6 +199,160 @@ struct RaggedStepPass : public lockstep::impl::RaggedStepBase<RaggedStepPass> {
     return success();
   }
 
+  /// `positions` [seq] (i64) plus `add`, as a value of dims `d` (leading
+  /// dims of 1 or batch, then seq) and element type `elt`.
+  FailureOr<Value> shapedPositions(OpBuilder &b, Operation *at, const ServingRoles &roles,
+                                   Value positions, const Dims &d, Type elt, int64_t add) {
+    MLIRContext *ctx = b.getContext();
+    func::FuncOp func = at->getParentOfType<func::FuncOp>();
+    Location loc = at->getLoc();
+    DimExpr seq = DimExpr::symbol(roles.seq), batch = DimExpr::symbol(roles.batch);
+    SmallVector<int64_t> axes;
+    Dims ones;
+    bool batched = false;
+    for (unsigned i = 0; i + 1 < d.size(); ++i)
+      if (d[i] == DimExpr(1) || d[i] == batch) {
+        axes.push_back(i);
+        ones.push_back(DimExpr(1));
+        batched |= d[i] == batch;
+      }
+    ones.push_back(seq);
+    if (d.empty() || d.back() != seq || axes.size() + 1 != d.size())
+      return at->emitError("the ragged step cannot give these positions: they "
+                           "are not [batch or 1, ..., seq]");
+    auto i64 = b.getI64Type();
+    Value p = positions;
+    if (add) {
+      auto t1 = RankedTensorType::get({1}, i64);
+      Value c = ConstantOp::create(b, loc, t1, DenseElementsAttr::get(t1, ArrayRef<int64_t>{add}));
+      p = AddOp::create(b, loc, p.getType(), p, c);
+    }
+    if (!axes.empty())
+      p = UnsqueezeOp::create(b, loc, getSymbolicTensorType(i64, ones), p, Value(),
+                              b.getDenseI64ArrayAttr(axes));
+    if (batched) {
+      // Broadcast to [batch, ..]: the shape read from the token ids.
+      Value ids = func.getArgument(roles.tokenIds);
+      SmallVector<Value> parts;
+      auto t1 = RankedTensorType::get({1}, i64);
+      for (const DimExpr &e : d) {
+        Operation *part =
+            e == DimExpr(1)
+                ? ConstantOp::create(b, loc, t1, DenseElementsAttr::get(t1, ArrayRef<int64_t>{1}))
+                      .getOperation()
+                : ShapeOp::create(b, loc, t1, ids, b.getI64IntegerAttr(e == batch ? 0 : 1),
+                                  b.getI64IntegerAttr(e == batch ? 1 : 2))
+                      .getOperation();
+        part->setAttr("onnx.sym", DimsAttr::get(ctx, {e}));
+        parts.push_back(part->getResult(0));
+      }
+      auto shapeType = RankedTensorType::get({(int64_t)d.size()}, i64);
+      auto shape = ConcatOp::create(b, loc, shapeType, parts, b.getI64IntegerAttr(0));
+      shape->setAttr("onnx.sym", DimsAttr::get(ctx, d));
+      p = ExpandOp::create(b, loc, getSymbolicTensorType(i64, d), p, shape);
+    }
+    if (elt != i64) {
+      int64_t to = isa<FloatType>(elt) ? (elt.isF64() ? 11 : 1)
+                   : cast<IntegerType>(elt).getWidth() == 32 ? 6 : 7;
+      p = CastOp::create(b, loc, getSymbolicTensorType(elt, d), p, b.getI64IntegerAttr(to),
+                         b.getI64IntegerAttr(1));
+    }
+    return p;
+  }
+
+  /// Whether `v` is all ones: a 1 broadcast by Expand or ConstantOfShape.
+  static bool allOnes(Value v) {
+    while (auto c = v.getDefiningOp<CastOp>())
+      v = c.getInput();
+    Operation *d = v.getDefiningOp();
+    Attribute value;
+    if (auto e = dyn_cast_or_null<ExpandOp>(d))
+      if (auto c = e.getInput().getDefiningOp<ConstantOp>())
+        value = c.getValue();
+    if (auto c = dyn_cast_or_null<ConstantOfShapeOp>(d))
+      value = c->getAttr("value");
+    auto dense = dyn_cast_or_null<DenseElementsAttr>(value);
+    if (!dense || !dense.isSplat())
+      return false;
+    if (isa<FloatType>(dense.getElementType()))
+      return dense.getSplatValue<APFloat>().isExactlyValue(1.0);
+    return dense.getSplatValue<APInt>() == 1;
+  }
+
+  /// Replaces the sources of the positions that `use` reads (see above).
+  LogicalResult replacePositionSources(func::FuncOp func, const ServingRoles &roles,
+                                       OpOperand *use, Value positions) {
+    DimExpr seq = DimExpr::symbol(roles.seq);
+    llvm::SmallPtrSet<Operation *, 32> seen;
+    SmallVector<Value> work{use->get()};
+    bool found = false;
+    auto isPastLength = [&](Value v) {
+      auto s = v.getDefiningOp<ShapeOp>();
+      if (!s)
+        return false;
+      auto a = dyn_cast<BlockArgument>(s.getData());
+      return a && llvm::any_of(roles.cache, [&](const ServingRoles::Stream &c) {
+               return c.past == a.getArgNumber();
+             });
+    };
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      Operation *d = v.getDefiningOp();
+      if (!d || !seen.insert(d).second || isa<WeightOp, ConstantOp, ShapeOp>(d))
+        continue;
+      OpBuilder b(d);
+      Dims dims = symbolicDimsOrEmpty(v);
+      auto elt = cast<RankedTensorType>(v.getType()).getElementType();
+      if (auto r = dyn_cast<RangeOp>(d); r && dims.size() == 1 && dims[0] == seq) {
+        auto p = shapedPositions(b, d, roles, positions, dims, elt, 0);
+        if (failed(p))
+          return failure();
+        v.replaceAllUsesWith(*p);
+        found = true;
+        continue;
+      }
+      if (auto c = dyn_cast<CumSumOp>(d)) {
+        auto ax = c.getAxis().getDefiningOp<ConstantOp>();
+        auto axv = ax ? dyn_cast<DenseIntElementsAttr>(ax.getValue()) : nullptr;
+        int64_t axis = axv && axv.getNumElements() == 1
+                           ? (*axv.getValues<APInt>().begin()).getSExtValue()
+                           : -1000;
+        if (axis < 0)
+          axis += (int64_t)dims.size();
+        if (axis >= 0 && axis < (int64_t)dims.size() && dims[axis] == seq &&
+            axis + 1 == (int64_t)dims.size() && allOnes(c.getX()) && !c.getExclusive() &&
+            !c.getReverse()) {
+          // 1, 2, .. along the sequence: position + 1.
+          auto p = shapedPositions(b, d, roles, positions, dims, elt, 1);
+          if (failed(p))
+            return failure();
+          v.replaceAllUsesWith(*p);
+          found = true;
+          continue;
+        }
+      }
+      if (auto a = dyn_cast<AddOp>(d)) {
+        // lockstep-introduce-kv-cache's shift by the past length.
+        for (unsigned i = 0; i < 2; ++i)
+          if (isPastLength(a->getOperand(i)) && a->getOperand(1 - i).getType() == v.getType()) {
+            Value x = a->getOperand(1 - i);
+            v.replaceAllUsesWith(x);
+            work.push_back(x);
+            break;
+          }
+        if (v.use_empty())
+          continue;
+      }
+      for (Value o : d->getOperands())
+        work.push_back(o);
+    }
+    if (!found)
+      return use->getOwner()->emitError(
+          "the ragged step cannot tell these positions: no Range or CumSum over "
+          "the new tokens computes them");
+    return success();
+  }
+
   LogicalResult rewrite(func::FuncOp func, const ServingRoles &roles) {
     MLIRContext *ctx = &getContext();
     OpBuilder b(ctx);
@@ -303,67 +457,16 @@ struct RaggedStepPass : public lockstep::impl::RaggedStepBase<RaggedStepPass> {
     }
     func.setResultAttr(roles.logits, "lockstep.role", b.getStringAttr("logits"));
 
-    // Positions the graph computes become the step's, shaped as they were.
+    // Positions the graph computes become the step's: where a position
+    // table or rotary angles read them, their sources (a Range over the new
+    // tokens, from 0 or from the past length; a CumSum of ones along them)
+    // become the step's positions, and the past-length shifts that
+    // lockstep-introduce-kv-cache added go, so that offsets the graph adds
+    // (OPT's +2) stay.
     eraseDeadOps(body);
-    for (OpOperand *use : computedPositionUses(func, roles.seq)) {
-      auto t = cast<RankedTensorType>(use->get().getType());
-      Dims d = symbolicDimsOrEmpty(use->get());
-      // Leading dims of 1 or batch (1 in a ragged step), then seq.
-      DimExpr batch = DimExpr::symbol(roles.batch);
-      SmallVector<int64_t> axes;
-      Dims ones;
-      bool batched = false;
-      for (unsigned i = 0; i + 1 < d.size(); ++i)
-        if (d[i] == DimExpr(1) || d[i] == batch) {
-          axes.push_back(i);
-          ones.push_back(DimExpr(1));
-          batched |= d[i] == batch;
-        }
-      ones.push_back(seq);
-      Operation *user = use->getOwner();
-      if (d.empty() || d.back() != seq || axes.size() + 1 != d.size())
-        return user->emitError("the ragged step cannot give these positions: they "
-                               "are not [batch or 1, ..., seq]");
-      b.setInsertionPoint(user);
-      Value p = positions;
-      if (!axes.empty())
-        p = UnsqueezeOp::create(b, user->getLoc(),
-                                getSymbolicTensorType(b.getI64Type(), ones), p, Value(),
-                                b.getDenseI64ArrayAttr(axes));
-      if (batched) {
-        // Broadcast to [batch, ..]: the shape read from the token ids.
-        Value ids = func.getArgument(roles.tokenIds);
-        SmallVector<Value> parts;
-        for (const DimExpr &e : d) {
-          auto part = e == DimExpr(1)
-                          ? ConstantOp::create(
-                                b, user->getLoc(), RankedTensorType::get({1}, b.getI64Type()),
-                                DenseElementsAttr::get(RankedTensorType::get({1}, b.getI64Type()),
-                                                       ArrayRef<int64_t>{1}))
-                                .getOperation()
-                          : ShapeOp::create(b, user->getLoc(),
-                                            RankedTensorType::get({1}, b.getI64Type()), ids,
-                                            b.getI64IntegerAttr(e == batch ? 0 : 1),
-                                            b.getI64IntegerAttr(e == batch ? 1 : 2))
-                                .getOperation();
-          part->setAttr("onnx.sym", DimsAttr::get(ctx, {e}));
-          parts.push_back(part->getResult(0));
-        }
-        auto shapeType = RankedTensorType::get({(int64_t)d.size()}, b.getI64Type());
-        auto shape = ConcatOp::create(b, user->getLoc(), shapeType, parts, b.getI64IntegerAttr(0));
-        shape->setAttr("onnx.sym", DimsAttr::get(ctx, d));
-        p = ExpandOp::create(b, user->getLoc(), getSymbolicTensorType(b.getI64Type(), d), p,
-                             shape);
-      }
-      if (t.getElementType() != b.getI64Type())
-        p = CastOp::create(b, user->getLoc(), getSymbolicTensorType(t.getElementType(), d), p,
-                           b.getI64IntegerAttr(cast<IntegerType>(t.getElementType()).getWidth() ==
-                                                       32
-                                                   ? 6 /*INT32*/
-                                                   : 7 /*INT64*/),
-                           b.getI64IntegerAttr(1));
-      use->set(p);
-    }
+    for (OpOperand *use : computedPositionUses(func, roles.seq))
+      if (failed(replacePositionSources(func, roles, use, positions)))
+        return failure();
     eraseDeadOps(body);
 
     // The past and the attention mask must be dead now.

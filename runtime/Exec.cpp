@@ -11,26 +11,31 @@
 
 using namespace lockstep::rt;
 
-namespace {
-
-// A zeroed, 64-byte aligned buffer, never null (also for zero bytes), so
-// that compiled code may assume alignment and a valid pointer.
-struct AlignedBuffer {
-  struct Free {
-    void operator()(void *p) const { std::free(p); }
-  };
-  std::unique_ptr<void, Free> ptr;
-
-  bool allocate(uint64_t bytes) {
-    void *p = nullptr;
-    size_t n = bytes ? size_t(bytes) : 64;
-    if (bytes > SIZE_MAX - 64 || posix_memalign(&p, 64, n) != 0)
-      return false;
-    std::memset(p, 0, n);
-    ptr.reset(p);
+namespace lockstep::rt {
+/// Sets the buffers of OutputBuffer.
+struct ExecAccess {
+  /// Makes `b` hold `bytes` zeroed bytes, 64-byte aligned and never null
+  /// (also for zero bytes), so that compiled code may assume alignment and a
+  /// valid pointer; reuses its buffer when it is large enough.
+  static bool allocate(OutputBuffer &b, uint64_t bytes, std::vector<int64_t> shape) {
+    uint64_t n = bytes > 64 ? bytes : 64;
+    if (!b.ptr_ || b.capacity_ < n) {
+      void *p = nullptr;
+      if (n > SIZE_MAX - 64 || posix_memalign(&p, 64, size_t(n)) != 0)
+        return false;
+      b.ptr_.reset(p);
+      b.capacity_ = n;
+    }
+    std::memset(b.ptr_.get(), 0, size_t(n));
+    b.bytes_ = bytes;
+    b.shape_ = std::move(shape);
     return true;
   }
+  static void *data(OutputBuffer &b) { return b.ptr_.get(); }
 };
+} // namespace lockstep::rt
+
+namespace {
 
 std::string shapeText(const std::vector<int64_t> &shape) {
   std::string s = "[";
@@ -94,19 +99,53 @@ bool checkInputs(const ArtifactMeta &meta,
   return true;
 }
 
-bool runGraphImpl(const LoadedArtifact &artifact, const CpuModule &module,
-                  const std::map<std::string, NpyArray> &inputs,
-                  NamedArrays &outputs, std::string &error) {
+bool runGraphViewsImpl(const LoadedArtifact &artifact, const CpuModule &module,
+                       const std::vector<TensorView> &inputs,
+                       std::vector<OutputBuffer> &outputs, std::string &error) {
   const ArtifactMeta &meta = artifact.meta();
   if (!module.entry()) {
     error = "the artifact's code is not loaded";
     return false;
   }
-  if (!checkInputs(meta, inputs, error))
+  if (inputs.size() != meta.inputs.size()) {
+    error = "expected " + std::to_string(meta.inputs.size()) + " inputs, got " +
+            std::to_string(inputs.size());
     return false;
+  }
   std::vector<std::vector<int64_t>> inShapes;
-  for (const TensorSpec &t : meta.inputs)
-    inShapes.push_back(inputs.at(t.name).shape);
+  for (size_t i = 0; i < meta.inputs.size(); ++i) {
+    const TensorSpec &t = meta.inputs[i];
+    const TensorView &v = inputs[i];
+    if (v.dtype != t.dtype) {
+      error = "input " + quoted(t.name) + " is " + v.dtype + ", but the model expects " +
+              t.dtype;
+      return false;
+    }
+    if (v.shape.size() != t.dims.size()) {
+      error = "input " + quoted(t.name) + " has rank " + std::to_string(v.shape.size()) +
+              " " + shapeText(v.shape) + ", but the model expects rank " +
+              std::to_string(t.dims.size()) + " " + dimsText(t.dims);
+      return false;
+    }
+    bool empty = false;
+    for (int64_t d : v.shape) {
+      if (d < 0) {
+        error = "input " + quoted(t.name) + " has a negative dim " + shapeText(v.shape);
+        return false;
+      }
+      empty |= d == 0;
+    }
+    if (!v.data && !empty) {
+      error = "input " + quoted(t.name) + " has no data";
+      return false;
+    }
+    if (reinterpret_cast<uintptr_t>(v.data) % kMinTensorAlignment) {
+      error = "input " + quoted(t.name) + " is not " +
+              std::to_string(kMinTensorAlignment) + "-byte aligned";
+      return false;
+    }
+    inShapes.push_back(v.shape);
+  }
   SymbolValues values;
   if (!bindSymbols(meta.inputs, inShapes, values, error))
     return false;
@@ -130,49 +169,67 @@ bool runGraphImpl(const LoadedArtifact &artifact, const CpuModule &module,
     outBytes[i] = uint64_t(n) * size;
   }
 
-  // Inputs are copied to aligned buffers: .npy data is not 64-byte aligned.
-  std::vector<AlignedBuffer> inBufs(meta.inputs.size());
-  std::vector<AlignedBuffer> outBufs(meta.outputs.size());
+  // An empty input or an empty external weight file has no memory: give the
+  // entry a valid, aligned pointer all the same.
+  alignas(64) static const uint8_t kNothing[64] = {};
   std::vector<MemRefDescriptor> descs;
   descs.reserve(meta.inputs.size() + meta.weights.size() + meta.outputs.size());
-  for (size_t i = 0; i < meta.inputs.size(); ++i) {
-    const NpyArray &a = inputs.at(meta.inputs[i].name);
-    if (!inBufs[i].allocate(a.data.size())) {
-      error = "out of memory for input " + quoted(meta.inputs[i].name);
-      return false;
-    }
-    if (!a.data.empty())
-      std::memcpy(inBufs[i].ptr.get(), a.data.data(), a.data.size());
-    descs.emplace_back(inBufs[i].ptr.get(), a.shape);
-  }
-  // An empty external weight file maps to no memory: give the entry a valid,
-  // aligned pointer all the same.
-  alignas(64) static const uint8_t kNothing[64] = {};
+  for (size_t i = 0; i < meta.inputs.size(); ++i)
+    descs.emplace_back(inputs[i].data ? inputs[i].data : kNothing, inputs[i].shape);
   for (size_t i = 0; i < meta.weights.size(); ++i) {
     const uint8_t *data = artifact.weight(i).data;
     descs.emplace_back(data ? data : kNothing, meta.weights[i].shape);
   }
+  outputs.resize(meta.outputs.size());
   for (size_t i = 0; i < meta.outputs.size(); ++i) {
-    if (!outBufs[i].allocate(outBytes[i])) {
-      error = "out of memory for output " + quoted(meta.outputs[i].name) +
-              " (" + std::to_string(outBytes[i]) + " bytes)";
+    if (!ExecAccess::allocate(outputs[i], outBytes[i], outShapes[i])) {
+      error = "out of memory for output " + quoted(meta.outputs[i].name) + " (" +
+              std::to_string(outBytes[i]) + " bytes)";
       return false;
     }
-    descs.emplace_back(outBufs[i].ptr.get(), outShapes[i]);
+    descs.emplace_back(outputs[i].data(), outShapes[i]);
   }
   std::vector<void *> args;
   for (MemRefDescriptor &d : descs)
     args.push_back(d.get());
 
   module.entry()(args.data());
+  return true;
+}
 
+bool runGraphImpl(const LoadedArtifact &artifact, const CpuModule &module,
+                  const std::map<std::string, NpyArray> &inputs,
+                  NamedArrays &outputs, std::string &error) {
+  const ArtifactMeta &meta = artifact.meta();
+  if (!module.entry()) {
+    error = "the artifact's code is not loaded";
+    return false;
+  }
+  if (!checkInputs(meta, inputs, error))
+    return false;
+  // Inputs are copied to aligned buffers: .npy data is not 64-byte aligned.
+  std::vector<OutputBuffer> inBufs(meta.inputs.size());
+  std::vector<TensorView> views(meta.inputs.size());
+  for (size_t i = 0; i < meta.inputs.size(); ++i) {
+    const NpyArray &a = inputs.at(meta.inputs[i].name);
+    if (!ExecAccess::allocate(inBufs[i], a.data.size(), a.shape)) {
+      error = "out of memory for input " + quoted(meta.inputs[i].name);
+      return false;
+    }
+    if (!a.data.empty())
+      std::memcpy(ExecAccess::data(inBufs[i]), a.data.data(), a.data.size());
+    views[i] = {inBufs[i].data(), meta.inputs[i].dtype, a.shape};
+  }
+  std::vector<OutputBuffer> outBufs;
+  if (!runGraphViewsImpl(artifact, module, views, outBufs, error))
+    return false;
   outputs.clear();
   for (size_t i = 0; i < meta.outputs.size(); ++i) {
     NpyArray a;
     a.dtype = dtypeToNpy(meta.outputs[i].dtype);
-    a.shape = outShapes[i];
-    const uint8_t *p = static_cast<const uint8_t *>(outBufs[i].ptr.get());
-    a.data.assign(p, p + outBytes[i]);
+    a.shape = outBufs[i].shape();
+    const uint8_t *p = outBufs[i].as<uint8_t>();
+    a.data.assign(p, p + outBufs[i].bytes());
     outputs.emplace_back(meta.outputs[i].name, std::move(a));
   }
   return true;
@@ -186,6 +243,19 @@ bool lockstep::rt::runGraph(const LoadedArtifact &artifact,
                             NamedArrays &outputs, std::string &error) {
   try {
     return runGraphImpl(artifact, module, inputs, outputs, error);
+  } catch (const std::bad_alloc &) {
+    error = "out of memory";
+    return false;
+  }
+}
+
+bool lockstep::rt::runGraphViews(const LoadedArtifact &artifact,
+                                 const CpuModule &module,
+                                 const std::vector<TensorView> &inputs,
+                                 std::vector<OutputBuffer> &outputs,
+                                 std::string &error) {
+  try {
+    return runGraphViewsImpl(artifact, module, inputs, outputs, error);
   } catch (const std::bad_alloc &) {
     error = "out of memory";
     return false;

@@ -10,22 +10,10 @@
 
 using namespace lockstep;
 using namespace lockstep::rt;
+using serving::parseIndex;
+using serving::property;
 
 namespace {
-
-std::optional<std::string> property(const ArtifactMeta &m, const std::string &key) {
-  for (const auto &[k, v] : m.properties)
-    if (k == key)
-      return v;
-  return std::nullopt;
-}
-
-bool parseIndex(const std::string &s, size_t limit, size_t &out) {
-  if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos)
-    return false;
-  out = std::stoul(s);
-  return out < limit;
-}
 
 /// An integer array of `dtype` (an artifact dtype) with `values`.
 bool intArray(const std::string &dtype, std::vector<int64_t> shape,
@@ -104,15 +92,8 @@ GraphStepModel::create(const LoadedArtifact &artifact, const CpuModule &module,
     return nullptr;
   }
   g->vocabSize = *v->getConstant();
-  if (auto lim = get("serving.max_context")) {
-    size_t n = 0;
-    if (!parseIndex(*lim, size_t(1) << 40, n) || n < 1) {
-      error = "bad serving.max_context";
-      return nullptr;
-    }
-    g->contextLimit = int64_t(n);
-    g->contextLimitAt = get("serving.max_context_at").value_or("a fixed-size table");
-  }
+  if (!g->readContextLimit(m, error))
+    return nullptr;
   size_t n = 0;
   if (!parseIndex(*nStreams, 1u << 20, n) || n == 0) {
     error = "bad serving.cache_streams";

@@ -14,8 +14,10 @@
 // recompute give the same bits comes from the canonical reductions (chunks
 // at absolute positions from 0, masked positions adding exact zeros).
 //
-// This is the runtime's first step model: requests of one step are not yet
-// fused into one ragged call (the compiler's serving form, DESIGN.md step 3).
+// This is the runtime's first step model: requests of one step are not
+// fused into one ragged call; RaggedStepModel (RaggedStep.h) drives artifacts
+// compiled to the serving form, and createServingModel (ServingModel.h)
+// picks one of the two.
 //
 // Cache streams map to the KV cache's pools in order: stream 2l is layer l's
 // K pool and 2l + 1 its V pool; a pool row holds the stream's elements of one
@@ -25,9 +27,7 @@
 #ifndef LOCKSTEP_RUNTIME_GRAPHSTEP_H
 #define LOCKSTEP_RUNTIME_GRAPHSTEP_H
 
-#include "Artifact.h"
-#include "CpuBackend.h"
-#include "Engine.h"
+#include "ServingModel.h"
 
 #include <memory>
 #include <optional>
@@ -36,7 +36,7 @@
 
 namespace lockstep::rt {
 
-class GraphStepModel : public StepModel {
+class GraphStepModel : public ServingModel {
 public:
   /// Reads the serving roles of a loaded artifact; null with `error` (one
   /// line, saying why) when it is not a KV-cache decoder the runtime can drive.
@@ -44,16 +44,12 @@ public:
   create(const LoadedArtifact &artifact, const CpuModule &module, std::string &error);
 
   int64_t vocab() const override { return vocabSize; }
-  std::optional<int64_t> maxContext() const override { return contextLimit; }
-  std::string maxContextSource() const override { return contextLimitAt; }
   bool step(const StepBatch &batch, KVCache &kv, float *logitsOut,
             std::string &error) override;
-
-  /// A KV cache config that holds this model's streams, with `blocks` device
-  /// blocks of `blockSize` tokens and `hostBlocks` of swap space.
-  KVCacheConfig cacheConfig(int64_t blockSize, int64_t blocks, int64_t hostBlocks) const;
-  /// Bytes of device cache per token of context.
-  int64_t bytesPerToken() const;
+  KVCacheConfig cacheConfig(int64_t blockSize, int64_t blocks,
+                            int64_t hostBlocks) const override;
+  int64_t bytesPerToken() const override;
+  std::string stepForm() const override { return "per request (one call per request)"; }
 
 private:
   struct Stream {
@@ -71,8 +67,6 @@ private:
   std::optional<size_t> positions, mask;
   std::vector<Stream> streams;
   int64_t vocabSize = 0, rowElems = 0;
-  std::optional<int64_t> contextLimit; // serving.max_context
-  std::string contextLimitAt;          // serving.max_context_at
 };
 
 } // namespace lockstep::rt

@@ -42,10 +42,20 @@ KVCache::KVCache(const KVCacheConfig &config)
     : cfg(config), device(config.numBlocks), host(config.hostBlocks) {}
 
 KVCache::~KVCache() {
-  for (float *p : pools)
+  for (void *p : allocations)
     std::free(p);
-  for (float *p : hostPools)
-    std::free(p);
+}
+
+float *KVCache::allocatePool(int64_t floats) {
+  // calloc keeps large pools lazily zeroed (fresh pages); the pointer is
+  // rounded up to the alignment within 64 spare bytes.
+  void *raw = std::calloc(size_t(floats) * 4 + kPoolAlignment, 1);
+  if (!raw)
+    return nullptr;
+  allocations.push_back(raw);
+  uintptr_t p = reinterpret_cast<uintptr_t>(raw);
+  p = (p + kPoolAlignment - 1) / kPoolAlignment * kPoolAlignment;
+  return reinterpret_cast<float *>(p);
 }
 
 std::unique_ptr<KVCache> KVCache::create(const KVCacheConfig &c,
@@ -66,13 +76,14 @@ std::unique_ptr<KVCache> KVCache::create(const KVCacheConfig &c,
       !mul(block, c.numBlocks, devFloats) ||
       !mul(block, c.hostBlocks, hostFloats) ||
       !mul(devFloats > hostFloats ? devFloats : hostFloats, 4, bytes) ||
+      bytes > std::numeric_limits<int64_t>::max() - kPoolAlignment ||
       !mul(c.layers, 2, poolCount)) {
     error = "KV cache: pool size overflows";
     return nullptr;
   }
   std::unique_ptr<KVCache> kv(new KVCache(c));
   for (int64_t i = 0; i < 2 * c.layers; ++i) {
-    float *p = static_cast<float *>(std::calloc(size_t(devFloats), 4));
+    float *p = kv->allocatePool(devFloats);
     if (!p) {
       error = "KV cache: cannot allocate " + std::to_string(devFloats * 4) +
               " bytes for a device pool";
@@ -80,7 +91,7 @@ std::unique_ptr<KVCache> KVCache::create(const KVCacheConfig &c,
     }
     kv->pools.push_back(p);
     if (c.hostBlocks > 0) {
-      float *h = static_cast<float *>(std::calloc(size_t(hostFloats), 4));
+      float *h = kv->allocatePool(hostFloats);
       if (!h) {
         error = "KV cache: cannot allocate " + std::to_string(hostFloats * 4) +
                 " bytes of swap space";

@@ -10,7 +10,10 @@
 //   pool + (bt[p / blockSize] * blockSize + p % blockSize) * kvHeads * headDim
 //
 // (`rowOffset` computes the offset). Compiled code gets the raw pool pointers
-// and this layout, and reads and writes rows through the block table.
+// and this layout, and reads and writes rows through the block table. Every
+// pool (device and host) starts at a kPoolAlignment (64-byte) boundary, so a
+// pool can be handed to compiled code as a tensor as it is (compiled code
+// assumes at least 16-byte aligned pointers); pools start zeroed.
 //
 // Placement, never results. Blocks come from a free list that always hands out
 // the lowest free id, so that a schedule places blocks the same way every time
@@ -39,6 +42,9 @@
 #include <vector>
 
 namespace lockstep::rt {
+
+/// The alignment of every pool's first float.
+inline constexpr int64_t kPoolAlignment = 64;
 
 struct KVCacheConfig {
   int64_t layers = 1;
@@ -137,10 +143,14 @@ private:
     bool swapped = false;
   };
   explicit KVCache(const KVCacheConfig &config);
+  /// A zeroed pool of `floats` at a kPoolAlignment boundary, freed with the
+  /// cache; null when out of memory.
+  float *allocatePool(int64_t floats);
 
   KVCacheConfig cfg;
   std::vector<float *> pools;     // 2 * layers device pools (K, V, K, V...)
   std::vector<float *> hostPools; // 2 * layers host pools of hostBlocks
+  std::vector<void *> allocations; // what allocatePool got from calloc
   BlockAllocator device, host;
   std::map<uint64_t, Seq> seqs;
 };

@@ -48,9 +48,9 @@ private:
   std::vector<std::thread> workers;
   std::mutex mutex;
   std::condition_variable wake, done;
-  bool stopping = false;
-  uint64_t generation = 0; // bumped per parallelFor
-  unsigned active = 0;     // workers still in the current generation
+  std::atomic<bool> stopping{false};
+  std::atomic<uint64_t> generation{0}; // bumped per parallelFor, under mutex
+  std::atomic<unsigned> active{0};     // workers still in the current generation
 
   // The current job.
   WorkFn jobFn = nullptr;

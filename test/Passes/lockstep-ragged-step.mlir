@@ -61,12 +61,13 @@ func.func @main(%ids: tensor<?x?xi64, #onnx.dims<[batch, seq]>> {onnx.name = "in
 // -----
 
 // Positions that the graph computes from the cache length (here Range(past,
-// past + seq), unsqueezed to [1, seq]) become the step's positions where a
-// position table reads them.
+// past + seq), unsqueezed to [1, seq]) are read from the step's positions
+// where a position table reads them: the Range is replaced, the ops after it
+// stay.
 // CHECK-LABEL: func.func @computed_positions
 // CHECK-SAME: %[[POS:arg[0-9]+]]: tensor<?xi64, #onnx.dims<[seq]>> {lockstep.role = "ragged.positions"
 // CHECK-NOT: onnx.Range
-// CHECK: %[[U:.*]] = "onnx.Unsqueeze"(%[[POS]]) <{axes = array<i64: 0>}> : (tensor<?xi64, #onnx.dims<[seq]>>) -> tensor<1x?xi64, #onnx.dims<[1, seq]>>
+// CHECK: %[[U:.*]] = "onnx.Unsqueeze"(%[[POS]], %{{.*}}) : (tensor<?xi64, #onnx.dims<[seq]>>, tensor<1xi64>) -> tensor<1x?xi64, #onnx.dims<[1, seq]>>
 // CHECK: "onnx.Gather"(%{{.*}}, %[[U]])
 func.func @computed_positions(%ids: tensor<?x?xi64, #onnx.dims<[batch, seq]>> {onnx.name = "input_ids"},
                 %pk: tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past, 8]>> {onnx.name = "past.0.key"},

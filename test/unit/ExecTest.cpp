@@ -279,3 +279,93 @@ TEST(Exec, RefusesBadInputs) {
   refuse(in, "input 'mask' dim 1 is 3, but the model expects 'past + 1' = 4 "
              "(past=3)");
 }
+
+// The views form: no copy of the inputs, the same outputs as runGraph, and
+// output buffers reused from call to call.
+TEST(Exec, RunsOnViews) {
+  Loaded l;
+  load(LOCKSTEP_TEST_ENTRY_SO, l);
+  std::vector<OutputBuffer> outs;
+  const void *firstY = nullptr;
+  for (auto [batch, past] : {std::pair<int64_t, int64_t>{3, 17}, {2, 3}, {0, 0}}) {
+    SCOPED_TRACE("batch " + std::to_string(batch) + " past " + std::to_string(past));
+    auto in = inputsFor(batch, past);
+    // Aligned copies: .npy data need not be.
+    std::vector<std::vector<int64_t>> storage;
+    std::vector<TensorView> views;
+    for (const TensorSpec &t : l.artifact.meta().inputs) {
+      const NpyArray &a = in.at(t.name);
+      storage.emplace_back((a.data.size() + 7) / 8);
+      if (!a.data.empty())
+        std::memcpy(storage.back().data(), a.data.data(), a.data.size());
+      views.push_back({storage.back().data(), t.dtype, a.shape});
+    }
+    std::string error;
+    ASSERT_TRUE(runGraphViews(l.artifact, l.module, views, outs, error)) << error;
+    NamedArrays named;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      NpyArray a;
+      a.dtype = dtypeToNpy(l.artifact.meta().outputs[i].dtype);
+      a.shape = outs[i].shape();
+      a.data.assign(outs[i].as<uint8_t>(), outs[i].as<uint8_t>() + outs[i].bytes());
+      named.emplace_back(l.artifact.meta().outputs[i].name, std::move(a));
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(outs[i].data()) % 64, 0u);
+    }
+    expectReference(in, named);
+    // The largest call comes first: the later ones reuse its buffers.
+    if (!firstY)
+      firstY = outs[0].data();
+    EXPECT_EQ(outs[0].data(), firstY);
+  }
+}
+
+TEST(Exec, RefusesBadViews) {
+  Loaded l;
+  load(LOCKSTEP_TEST_ENTRY_SO, l);
+  alignas(64) static float buf[64] = {};
+  alignas(64) static int64_t ibuf[64] = {};
+  auto good = [&]() {
+    return std::vector<TensorView>{{buf, "f32", {2, 4}},
+                                   {buf, "f32", {2, 3, 4}},
+                                   {ibuf, "i64", {2, 4}}};
+  };
+  auto refuse = [&](std::vector<TensorView> in, const std::string &want) {
+    std::vector<OutputBuffer> out;
+    std::string error;
+    EXPECT_FALSE(runGraphViews(l.artifact, l.module, in, out, error)) << want;
+    EXPECT_EQ(error, want);
+  };
+  {
+    std::vector<OutputBuffer> out;
+    std::string error;
+    EXPECT_TRUE(runGraphViews(l.artifact, l.module, good(), out, error)) << error;
+  }
+  auto in = good();
+  in.pop_back();
+  refuse(in, "expected 3 inputs, got 2");
+  in = good();
+  in[2].dtype = "i32";
+  refuse(in, "input 'mask' is i32, but the model expects i64");
+  in = good();
+  in[0].shape = {2, 2, 2};
+  refuse(in, "input 'x' has rank 3 [2, 2, 2], but the model expects rank 2 [batch, 4]");
+  in = good();
+  in[1].data = reinterpret_cast<const char *>(buf) + 4;
+  refuse(in, "input 'past' is not 16-byte aligned");
+  in = good();
+  in[1].data = nullptr;
+  refuse(in, "input 'past' has no data");
+  in = good();
+  in[1].shape = {2, -1, 4};
+  refuse(in, "input 'past' has a negative dim [2, -1, 4]");
+  in = good();
+  in[2].shape = {2, 3};
+  refuse(in, "input 'mask' dim 1 is 3, but the model expects 'past + 1' = 4 (past=3)");
+  // An empty tensor may have no data.
+  in = good();
+  in[1] = {nullptr, "f32", {2, 0, 4}};
+  in[2].shape = {2, 1};
+  std::vector<OutputBuffer> out;
+  std::string error;
+  EXPECT_TRUE(runGraphViews(l.artifact, l.module, in, out, error)) << error;
+}

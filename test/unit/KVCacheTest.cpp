@@ -92,6 +92,20 @@ TEST(KVCache, Layout) {
   EXPECT_NE(kv->kPool(0), kv->kPool(1));
 }
 
+// Compiled code gets the pools as tensors, as they are: each starts at a
+// 64-byte boundary, zeroed, whatever the pool size.
+TEST(KVCache, PoolsAreAlignedAndZeroed) {
+  for (int64_t blocks : {1, 3, 7, 1000}) {
+    auto kv = make(blocks, 2);
+    for (int64_t l = 0; l < kv->config().layers; ++l)
+      for (const float *p : {kv->kPool(l), kv->vPool(l)}) {
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % kPoolAlignment, 0u);
+        for (int64_t i = 0; i < blocks * kv->blockStride(); ++i)
+          ASSERT_EQ(p[i], 0.0f);
+      }
+  }
+}
+
 TEST(KVCache, ReserveTakesLowestIdsAllOrNothing) {
   auto kv = make(5, 0);
   EXPECT_TRUE(kv->reserve(7, 5)); // 2 blocks

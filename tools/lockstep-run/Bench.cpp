@@ -138,6 +138,7 @@ int lockstep::run::runBench(int argc, char **argv) {
   std::printf("requests           %lld x (%lld prompt + %lld new tokens), greedy\n",
               (long long)nRequests, (long long)promptLen, (long long)maxNew);
   std::printf("threads            %lld\n", (long long)threads);
+  std::printf("step               %s\n", L.model->stepForm().c_str());
   std::printf("%-10s %8s %10s %14s %12s %12s\n", "mode", "steps", "wall s", "generated/s",
               "fed/s", "ms/step");
   for (const auto &[name, t] : {std::pair<const char *, const Timed *>{"alone", &alone},

@@ -13,7 +13,6 @@
 #include "Artifact.h"
 #include "CpuBackend.h"
 #include "Fuzz.h"
-#include "GraphStep.h"
 #include "Prompts.h"
 #include "ThreadPool.h"
 

@@ -1,11 +1,12 @@
 //===- Generate.cpp - lockstep-run generate -------------------------------===//
 //
 // Serves the prompts of a JSON-lines file through the batching runtime: the
-// continuous-batching scheduler over a paged KV cache, the compiled graph as
-// the step (GraphStepModel), and the sampler. Prints one JSON line per
-// request, in input order: its status, generated ids and logits fingerprint;
-// a summary goes to stderr. With --logits-out DIR, DIR/req<i>.npy holds the
-// float32 [N, vocab] logits rows that produced request i's N tokens.
+// continuous-batching scheduler over a paged KV cache, the compiled model as
+// the step (createServingModel: one ragged call per step, or one call per
+// request), and the sampler. Prints one JSON line per request, in input
+// order: its status, generated ids and logits fingerprint; a summary, with
+// the step form, goes to stderr. With --logits-out DIR, DIR/req<i>.npy holds
+// the float32 [N, vocab] logits rows that produced request i's N tokens.
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
@@ -13,7 +14,7 @@
 #include "Artifact.h"
 #include "CpuBackend.h"
 #include "Engine.h"
-#include "GraphStep.h"
+#include "ServingModel.h"
 #include "Npy.h"
 #include "Prompts.h"
 #include "ThreadPool.h"
@@ -168,7 +169,7 @@ int lockstep::run::runGenerate(int argc, char **argv) {
   }
   if (!loadArtifact(a.model, artifact, error) || !loadCpuModule(artifact, module, error))
     return failure(error);
-  auto model = GraphStepModel::create(artifact, module, error);
+  auto model = createServingModel(artifact, module, error);
   if (!model)
     return failure(lockstep::rt::quoted(a.model) + ": " + error);
   ThreadPool pool((unsigned)a.threads);
@@ -259,13 +260,14 @@ int lockstep::run::runGenerate(int argc, char **argv) {
   std::fprintf(stderr,
                "%zu requests (%lld ok, %lld rejected), %lld steps, %lld tokens fed, "
                "%lld generated, preemptions %lld (recompute %lld, swap %lld), largest "
-               "batch %lld requests / %lld tokens, %.2f s, %.1f generated tokens/s\n",
+               "batch %lld requests / %lld tokens, %.2f s, %.1f generated tokens/s, "
+               "step: %s\n",
                res.requests.size(), (long long)okCount, (long long)s.rejected,
                (long long)s.steps, (long long)s.tokens, (long long)generated,
                (long long)(s.preemptRecompute + s.preemptSwap),
                (long long)s.preemptRecompute, (long long)s.preemptSwap,
                (long long)s.largestBatchSeqs, (long long)s.largestBatchTokens, secs,
-               secs > 0 ? generated / secs : 0.0);
+               secs > 0 ? generated / secs : 0.0, model->stepForm().c_str());
   if (res.cancelled) {
     failure("interrupted: the requests above marked cancelled did not finish");
     return kInterruptedStatus;

@@ -5,7 +5,7 @@
 #include "Artifact.h"
 #include "CpuBackend.h"
 #include "Fuzz.h"
-#include "GraphStep.h"
+#include "ServingModel.h"
 #include "ThreadPool.h"
 
 #include <memory>
@@ -13,12 +13,13 @@
 
 namespace lockstep::run {
 
-/// An artifact loaded for serving: the graph as a step model, a thread pool
-/// for its code, and the KV cache shape it needs (for fuzz, replay, bench).
+/// An artifact loaded for serving: its step model (createServingModel: ragged
+/// or per request), a thread pool for its code, and the KV cache shape it
+/// needs (for fuzz, replay, bench).
 struct Loaded {
   rt::LoadedArtifact artifact;
   rt::CpuModule module;
-  std::unique_ptr<rt::GraphStepModel> model;
+  std::unique_ptr<rt::ServingModel> model;
   std::unique_ptr<rt::ThreadPool> pool;
   rt::CacheConfigFn cache;
   /// False with `error` (naming `path`) when it cannot be loaded or served.

@@ -99,7 +99,9 @@ const Subcommand kSubcommands[] = {
      "the fingerprint is a hash chain over the request's logits rows. A summary goes to\n"
      "stderr. SIGINT stops after the current step, writes what is done and exits 130.\n"
      "Each request runs through the compiled graph with its own KV cache: its logits do\n"
-     "not depend on the other requests, the step it shares, or preemption."},
+     "not depend on the other requests, the step it shares, or preemption. The summary\n"
+     "ends with how a step runs: ragged (one call for every request of the step, for a\n"
+     "model compiled to the serving form) or per request (one call each)."},
     {"fuzz", "fuzz MODEL.lsa [--prompts FILE.jsonl] --schedules K --seed S "
              "[--report FILE.json]",
      "Run each prompt alone (the baseline), then K random schedules, and "
@@ -145,7 +147,8 @@ const Subcommand kSubcommands[] = {
      "through the continuous-batching scheduler (token budget 256, 64 requests\n"
      "per step). Prints steps, wall time, generated and fed tokens per second,\n"
      "milliseconds per step, and the ratio, then compares every logit of the two\n"
-     "runs bit for bit.\n\n"
+     "runs bit for bit. The `step` line says how a step runs: ragged (one call per\n"
+     "step) or per request.\n\n"
      "Options:\n"
      "  --requests N        requests (default 16)\n"
      "  --prompt-len L      prompt tokens each (default 48)\n"

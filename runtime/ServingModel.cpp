@@ -1,0 +1,45 @@
+//===- ServingModel.cpp - A compiled model as the engine's step -----------===//
+#include "ServingModel.h"
+
+#include "GraphStep.h"
+#include "RaggedStep.h"
+
+using namespace lockstep::rt;
+
+std::optional<std::string> serving::property(const ArtifactMeta &meta,
+                                             const std::string &key) {
+  for (const auto &[k, v] : meta.properties)
+    if (k == key)
+      return v;
+  return std::nullopt;
+}
+
+bool serving::parseIndex(const std::string &s, size_t limit, size_t &out) {
+  if (s.empty() || s.size() > 9 || s.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  out = std::stoul(s);
+  return out < limit;
+}
+
+bool ServingModel::readContextLimit(const ArtifactMeta &meta, std::string &error) {
+  auto lim = serving::property(meta, "serving.max_context");
+  if (!lim)
+    return true;
+  size_t n = 0;
+  if (!serving::parseIndex(*lim, size_t(1) << 40, n) || n < 1) {
+    error = "bad serving.max_context";
+    return false;
+  }
+  contextLimit = int64_t(n);
+  contextLimitAt =
+      serving::property(meta, "serving.max_context_at").value_or("a fixed-size table");
+  return true;
+}
+
+std::unique_ptr<ServingModel>
+lockstep::rt::createServingModel(const LoadedArtifact &artifact, const CpuModule &module,
+                                 std::string &error) {
+  if (serving::property(artifact.meta(), "serving.step") == "ragged")
+    return RaggedStepModel::create(artifact, module, error);
+  return GraphStepModel::create(artifact, module, error);
+}
