@@ -36,8 +36,9 @@ def main():
     a = ap.parse_args()
     d = tempfile.mkdtemp()
     lsa = os.path.join(d, "m.lsa")
-    subprocess.run([os.path.join(BIN, "lockstep-opt"), a.model, "-o", lsa] + a.compile_flag,
-                   check=True)
+    # The exported graph, with its own inputs (not the ragged serving step).
+    subprocess.run([os.path.join(BIN, "lockstep-opt"), a.model, "-o", lsa, "--step=graph"] +
+                   a.compile_flag, check=True)
     so = ort.SessionOptions()
     so.intra_op_num_threads = a.threads
     sess = ort.InferenceSession(a.model, so, providers=["CPUExecutionProvider"])

@@ -19,12 +19,16 @@
 // that one combine generic merges (m, l, o) together.
 //
 // lockstep.paged_attention (the ragged step) expands the same way, with Sq
-// the step's tokens T and a key axis of MB·BS positions (the block tables'
-// reach). Keys and values are not operands there: the score and value
-// generics read them in their bodies, for token t at key position p (clamped
-// to t's own position), from the pools through t's request's block table
-// when p is before the request's new tokens, and from the new rows
-// otherwise. Keys past t's position are masked with −inf, as `causal` does.
+// the step's tokens T and a key axis of L = MB·BS positions (the block
+// tables' reach). First the new rows are written into the pools at their
+// tokens' slots (an scf.for of insert_slice, which bufferization turns into
+// stores into the pool arguments themselves), so that every key is a pool
+// row; then `rows` [T, L] gives, for token t and key position k, the pool
+// row of position min(k, positions[t]) of t's request, through its block
+// table. The score and value generics take `rows` as an operand (sliced and
+// chunked like the values of lockstep.attention) and read the pools at
+// those rows in their bodies. Keys past t's position are masked with −inf,
+// as `causal` does.
 //
 //===----------------------------------------------------------------------===//
 #include "lockstep/Dialect/Lockstep/LockstepDialect.h"
@@ -32,6 +36,7 @@
 #include "ChunkStats.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
@@ -45,40 +50,22 @@ Value toIndex(OpBuilder &b, Location l, Value v) {
   return arith::IndexCastOp::create(b, l, b.getIndexType(), v);
 }
 
-/// The keys and values of a ragged step: read in generic bodies.
+/// The keys and values of a ragged step: the pools, flattened to
+/// [blocks · block_size, Hk, D], with the step's new rows already written
+/// into them, and `rows` [T, L] (i64): the pool row of key position k of
+/// token t's request (k clamped to t's own position). Read in generic
+/// bodies at the row that `rows` gives through an indexing map.
 struct PagedSource {
-  Value req;       // [T] i64: each token's request
-  Value positions; // [T] i64
-  Value starts;    // [R+1] i64
-  Value tables;    // [R, MB] i32
-  Value blockSize; // index
-  Value kPool, vPool, kNew, vNew, keyScale;
+  Value rows, kFlat, vFlat, keyScale;
+  int64_t dv = 0;
 
-  /// Element (hk, c) of the key (or value) at position `kp` of token t's
-  /// request, or at t's own position when kp is past it.
-  Value read(OpBuilder &b, Location l, bool value, Value t, Value hk, Value kp, Value c) {
-    auto at = [&](Value tensor, ValueRange idx) {
-      return tensor::ExtractOp::create(b, l, tensor, idx).getResult();
-    };
-    Value r = toIndex(b, l, at(req, {t}));
-    Value s0 = toIndex(b, l, at(starts, {r}));
-    Value p0 = toIndex(b, l, at(positions, {s0}));
-    Value pt = toIndex(b, l, at(positions, {t}));
-    Value p = arith::MinUIOp::create(b, l, kp, pt);
-    Value inPast = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, p, p0);
+  Value read(OpBuilder &b, Location l, bool value, Value row, Value hk, Value c) {
     Value zero = arith::ConstantIndexOp::create(b, l, 0);
-    // Both reads stay in bounds; the select keeps one.
-    Value pp = arith::SelectOp::create(b, l, inPast, p, zero);
-    Value blk = toIndex(b, l, at(tables, {r, arith::DivUIOp::create(b, l, pp, blockSize)}));
-    Value slot = arith::RemUIOp::create(b, l, pp, blockSize);
-    Value fromPool = at(value ? vPool : kPool, {blk, slot, hk, c});
-    Value off = arith::SelectOp::create(b, l, inPast, zero, arith::SubIOp::create(b, l, p, p0));
-    Value row = arith::AddIOp::create(b, l, s0, off);
-    Value fromNew = at(value ? vNew : kNew, {zero, hk, row, c});
-    Value x = arith::SelectOp::create(b, l, inPast, fromPool, fromNew);
+    Value x = tensor::ExtractOp::create(b, l, value ? vFlat : kFlat,
+                                        ValueRange{toIndex(b, l, row), hk, c});
     if (!value && keyScale) {
       SmallVector<Value> zeros(cast<RankedTensorType>(keyScale.getType()).getRank(), zero);
-      x = arith::MulFOp::create(b, l, x, at(keyScale, zeros));
+      x = arith::MulFOp::create(b, l, x, tensor::ExtractOp::create(b, l, keyScale, zeros));
     }
     return x;
   }
@@ -119,16 +106,15 @@ struct AttentionBuilder : StatsBuilder {
   /// The statistics of x [B,Hk,G,Sq,(N,)K] over its last dim K with values
   /// v [B,Hk,(N,)K,Dv]: m, s [B,Hk,G,Sq(,N)] and o [B,Hk,G,Sq,(N,)Dv].
   /// `chunked` when x and v carry the chunk dim N.
-  /// With `paged`, v is null and values are read in the body, at key
-  /// position (j·C + k) when chunked, or keyOffset + k.
+  /// With `paged`, v is the pool rows [T, (N,) K] and values are read from
+  /// the value pool at those rows.
   Stats stats(Value x, Value v, bool chunked, int64_t width, StringRef role,
-              PagedSource *paged = nullptr, OpFoldResult keyOffset = {}) {
+              PagedSource *paged = nullptr) {
     auto xt = cast<RankedTensorType>(x.getType());
     unsigned n = xt.getRank(); // 5, or 6 when chunked
     SmallVector<OpFoldResult> xs = tensor::getMixedSizes(rw, loc, x);
     SmallVector<OpFoldResult> rowSizes(xs.begin(), xs.end() - 1);
-    int64_t dv = paged ? cast<RankedTensorType>(paged->vNew.getType()).getShape().back()
-                       : cast<RankedTensorType>(v.getType()).getShape().back();
+    int64_t dv = paged ? paged->dv : cast<RankedTensorType>(v.getType()).getShape().back();
     // m and s over (rows.., k).
     SmallVector<int> rows;
     for (unsigned d = 0; d + 1 < n; ++d)
@@ -175,22 +161,18 @@ struct AttentionBuilder : StatsBuilder {
                     return math::FmaOp::create(b, l, a[0], a[1], a[2]);
                   });
     } else {
-      Value base = keyOffset ? getValueOrCreateConstantIndexOp(rw, loc, keyOffset) : Value();
-      o = generic(fill(oSizes, cst(rw, loc, 0.0)), {p}, {map(no, xo), map(no, oo)}, oIters,
+      // v is the rows operand, [T, (N,) K]: indexed by (i, (j,) k).
+      SmallVector<int> ro = {3};
+      if (chunked)
+        ro.push_back(4);
+      ro.push_back((int)k);
+      o = generic(fill(oSizes, cst(rw, loc, 0.0)), {p, v},
+                  {map(no, xo), map(no, ro), map(no, oo)}, oIters,
                   [&](OpBuilder &b, Location l, ValueRange a) {
-                    Value kp = linalg::IndexOp::create(b, l, k);
-                    if (chunked)
-                      kp = arith::AddIOp::create(
-                          b, l,
-                          arith::MulIOp::create(b, l, linalg::IndexOp::create(b, l, 4),
-                                                arith::ConstantIndexOp::create(b, l, width)),
-                          kp);
-                    else if (base)
-                      kp = arith::AddIOp::create(b, l, base, kp);
-                    Value val = paged->read(b, l, /*value=*/true, linalg::IndexOp::create(b, l, 3),
-                                            linalg::IndexOp::create(b, l, 1), kp,
+                    Value val = paged->read(b, l, /*value=*/true, a[1],
+                                            linalg::IndexOp::create(b, l, 1),
                                             linalg::IndexOp::create(b, l, e));
-                    return math::FmaOp::create(b, l, a[0], val, a[1]);
+                    return math::FmaOp::create(b, l, a[0], val, a[2]);
                   });
     }
     mark(o, width, role);
@@ -223,6 +205,7 @@ struct AttentionParts {
   Value q, k, v, mask, fill, keyScale, scale;
   bool divides = false, zeroEmpty = false, causal = false;
   PagedSource *paged = nullptr; // with k and v null
+  Value positions;              // paged: [T] i64
   OpFoldResult keyLength;       // paged: MB·BS
   int64_t Hk = 0, Dv = 0;
 };
@@ -269,15 +252,13 @@ FailureOr<Value> expandAttention(RewriterBase &rw, Operation *op, AttentionParts
                     })
               .getResult(0);
   else
-    dot = B.generic(B.fill(xSizes, B.cst(rw, loc, 0.0)), {q5},
-                    {B.map(6, {0, 1, 2, 3, 5}), B.map(6, {0, 1, 2, 3, 4})}, dIters,
-                    [&](OpBuilder &b, Location l, ValueRange a) {
-                      Value key = paged->read(b, l, /*value=*/false,
-                                              linalg::IndexOp::create(b, l, 3),
+    dot = B.generic(B.fill(xSizes, B.cst(rw, loc, 0.0)), {q5, paged->rows},
+                    {B.map(6, {0, 1, 2, 3, 5}), B.map(6, {3, 4}), B.map(6, {0, 1, 2, 3, 4})},
+                    dIters, [&](OpBuilder &b, Location l, ValueRange a) {
+                      Value key = paged->read(b, l, /*value=*/false, a[1],
                                               linalg::IndexOp::create(b, l, 1),
-                                              linalg::IndexOp::create(b, l, 4),
                                               linalg::IndexOp::create(b, l, 5));
-                      return math::FmaOp::create(b, l, a[0], key, a[1]);
+                      return math::FmaOp::create(b, l, a[0], key, a[2]);
                     })
               .getResult(0);
   // x: scale, then mask.
@@ -293,7 +274,7 @@ FailureOr<Value> expandAttention(RewriterBase &rw, Operation *op, AttentionParts
     SmallVector<Value> ins{dot};
     SmallVector<AffineMap> maps{B.map(5, {0, 1, 2, 3, 4})};
     if (paged) {
-      ins.push_back(paged->positions);
+      ins.push_back(P.positions);
       maps.push_back(B.map(5, {3}));
     }
     if (scale) {
@@ -364,7 +345,7 @@ FailureOr<Value> expandAttention(RewriterBase &rw, Operation *op, AttentionParts
   Value l, o;
   AffineMap lMap = B.map(5, {0, 1, 2, 3, 4}); // l per output element
   if (Ls && *Ls <= C) {
-    AttentionBuilder::Stats st = B.stats(x, v, false, *Ls, "whole", paged);
+    AttentionBuilder::Stats st = B.stats(x, paged ? paged->rows : v, false, *Ls, "whole", paged);
     l = st.s;
     o = st.o;
     lMap = B.map(5, {0, 1, 2, 3}); // l per row
@@ -372,7 +353,8 @@ FailureOr<Value> expandAttention(RewriterBase &rw, Operation *op, AttentionParts
     OpFoldResult len = Ls ? OpFoldResult(sk) : OpFoldResult(L);
     ChunkSplit split = splitLength(rw, loc, len, C);
     Value xc = B.chunkAxis(x, 4, sz(0), split.covered, split.whole, C);
-    Value vc = paged ? Value() : B.chunkAxis(v, 2, sz(0), split.covered, split.whole, C);
+    Value vc = paged ? B.chunkAxis(paged->rows, 1, sz(0), split.covered, split.whole, C)
+                     : B.chunkAxis(v, 2, sz(0), split.covered, split.whole, C);
     AttentionBuilder::Stats st = B.stats(xc, vc, true, C, "partial", paged);
     // Merge over j (dim 5 of (b, hk, g, i, e, j)), left to right.
     SmallVector<Iter> it(6, Iter::parallel);
@@ -398,8 +380,9 @@ FailureOr<Value> expandAttention(RewriterBase &rw, Operation *op, AttentionParts
     if (!split.divisible) {
       OpFoldResult tail = split.tail(rw, loc, len);
       Value xt = B.chunkAxis(x, 4, split.covered, tail, {}, 0);
-      Value vtl = paged ? Value() : B.chunkAxis(v, 2, split.covered, tail, {}, 0);
-      AttentionBuilder::Stats ts = B.stats(xt, vtl, false, C, "tail", paged, split.covered);
+      Value vtl = paged ? B.chunkAxis(paged->rows, 1, split.covered, tail, {}, 0)
+                        : B.chunkAxis(v, 2, split.covered, tail, {}, 0);
+      AttentionBuilder::Stats ts = B.stats(xt, vtl, false, C, "tail", paged);
       AffineMap rows = B.map(5, {0, 1, 2, 3}), id = B.map(5, {0, 1, 2, 3, 4});
       auto fin = linalg::GenericOp::create(
           rw, loc, TypeRange{m.getType(), l.getType(), o.getType()},
@@ -458,44 +441,91 @@ FailureOr<Value> lockstep::chunkAttention(RewriterBase &rw, ls::AttentionOp op, 
   return expandAttention(rw, op, P, C);
 }
 
+namespace {
+
+/// Writes the T new rows of `fresh` [1, Hk, T, D] into `pool` [NB, BS, Hk, D]
+/// at each token's slot (its request's block table at its position). After
+/// bufferization this writes the function's pool argument in place.
+Value writeRows(RewriterBase &rw, Location loc, Value pool, Value fresh, Value req,
+                Value positions, Value tables, Value bs) {
+  auto ft = cast<RankedTensorType>(fresh.getType());
+  int64_t Hk = ft.getDimSize(1), D = ft.getDimSize(3);
+  Value zero = arith::ConstantIndexOp::create(rw, loc, 0),
+        one = arith::ConstantIndexOp::create(rw, loc, 1);
+  Value T = tensor::DimOp::create(rw, loc, fresh, 2);
+  auto loop = scf::ForOp::create(
+      rw, loc, zero, T, one, ValueRange{pool},
+      [&](OpBuilder &b, Location l, Value t, ValueRange acc) {
+        Value r = toIndex(b, l, tensor::ExtractOp::create(b, l, req, ValueRange{t}));
+        Value p = toIndex(b, l, tensor::ExtractOp::create(b, l, positions, ValueRange{t}));
+        Value blk = toIndex(b, l, tensor::ExtractOp::create(
+                                      b, l, tables,
+                                      ValueRange{r, arith::DivUIOp::create(b, l, p, bs)}));
+        Value slot = arith::RemUIOp::create(b, l, p, bs);
+        auto rowType = RankedTensorType::get({Hk, D}, ft.getElementType());
+        auto i = [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); };
+        Value row = tensor::ExtractSliceOp::create(
+            b, l, rowType, fresh, SmallVector<OpFoldResult>{i(0), i(0), t, i(0)},
+            SmallVector<OpFoldResult>{i(1), i(Hk), i(1), i(D)},
+            SmallVector<OpFoldResult>{i(1), i(1), i(1), i(1)});
+        Value next = tensor::InsertSliceOp::create(
+            b, l, row, acc[0], SmallVector<OpFoldResult>{blk, slot, i(0), i(0)},
+            SmallVector<OpFoldResult>{i(1), i(1), i(Hk), i(D)},
+            SmallVector<OpFoldResult>{i(1), i(1), i(1), i(1)});
+        scf::YieldOp::create(b, l, next);
+      });
+  return loop.getResult(0);
+}
+
+} // namespace
+
 FailureOr<Value> lockstep::chunkPagedAttention(RewriterBase &rw, ls::PagedAttentionOp op,
                                                int64_t C) {
   Location loc = op.getLoc();
-  PagedSource src;
-  src.positions = op.getPositions();
-  src.starts = op.getSeqStarts();
-  src.tables = op.getBlockTables();
-  src.kPool = op.getKeyPool();
-  src.vPool = op.getValuePool();
-  src.kNew = op.getKey();
-  src.vNew = op.getValue();
-  src.keyScale = op.getKeyScale();
+  Value positions = op.getPositions(), starts = op.getSeqStarts(),
+        tables = op.getBlockTables();
   // Each token's request: the number of requests that start at or before
   // it, less one (an exact integer count).
   OpFoldResult T = tensor::getMixedSize(rw, loc, op.getQuery(), 2);
   Type i64 = rw.getI64Type();
-  Value init = linalg::FillOp::create(
-                   rw, loc, arith::ConstantOp::create(rw, loc, i64, rw.getI64IntegerAttr(-1)).getResult(),
-                   tensor::EmptyOp::create(rw, loc, ArrayRef<OpFoldResult>{T}, i64).getResult())
-                   .getResult(0);
+  auto fillI64 = [&](ArrayRef<OpFoldResult> sizes, int64_t v) {
+    return linalg::FillOp::create(
+               rw, loc, arith::ConstantOp::create(rw, loc, i64, rw.getI64IntegerAttr(v)).getResult(),
+               tensor::EmptyOp::create(rw, loc, sizes, i64).getResult())
+        .getResult(0);
+  };
   MLIRContext *ctx = op.getContext();
-  AffineMap byR = AffineMap::get(2, 0, {getAffineDimExpr(1, ctx)}, ctx),
-            byT = AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx);
-  src.req = linalg::GenericOp::create(
-                rw, loc, init.getType(), ValueRange{src.starts}, ValueRange{init},
-                SmallVector<AffineMap>{byR, byT},
-                SmallVector<Iter>{Iter::parallel, Iter::reduction},
-                [&](OpBuilder &b, Location l, ValueRange a) {
-                  Value t = arith::IndexCastOp::create(b, l, b.getI64Type(),
-                                                       linalg::IndexOp::create(b, l, 0));
-                  Value in = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, a[0], t);
-                  Value one = arith::ExtUIOp::create(b, l, b.getI64Type(), in);
-                  linalg::YieldOp::create(b, l, ValueRange{arith::AddIOp::create(b, l, a[1], one)});
-                })
-                .getResult(0);
-  OpFoldResult bs = tensor::getMixedSize(rw, loc, src.kPool, 1),
-               mb = tensor::getMixedSize(rw, loc, src.tables, 1);
-  src.blockSize = getValueOrCreateConstantIndexOp(rw, loc, bs);
+  auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
+  Value init = fillI64({T}, -1);
+  Value req = linalg::GenericOp::create(
+                  rw, loc, init.getType(), ValueRange{starts}, ValueRange{init},
+                  SmallVector<AffineMap>{AffineMap::get(2, 0, {dim(1)}, ctx),
+                                         AffineMap::get(2, 0, {dim(0)}, ctx)},
+                  SmallVector<Iter>{Iter::parallel, Iter::reduction},
+                  [&](OpBuilder &b, Location l, ValueRange a) {
+                    Value t = arith::IndexCastOp::create(b, l, b.getI64Type(),
+                                                         linalg::IndexOp::create(b, l, 0));
+                    Value in = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, a[0], t);
+                    Value one = arith::ExtUIOp::create(b, l, b.getI64Type(), in);
+                    linalg::YieldOp::create(b, l, ValueRange{arith::AddIOp::create(b, l, a[1], one)});
+                  })
+                  .getResult(0);
+  OpFoldResult bs = tensor::getMixedSize(rw, loc, op.getKeyPool(), 1),
+               mb = tensor::getMixedSize(rw, loc, tables, 1);
+  Value bsv = getValueOrCreateConstantIndexOp(rw, loc, bs);
+  // The new rows go into the pools first; then every key is a pool row.
+  Value kPool = writeRows(rw, loc, op.getKeyPool(), op.getKey(), req, positions, tables, bsv);
+  Value vPool = writeRows(rw, loc, op.getValuePool(), op.getValue(), req, positions, tables, bsv);
+  auto flat = [&](Value pool) {
+    auto pt = cast<RankedTensorType>(pool.getType());
+    int64_t n = ShapedType::isDynamic(pt.getDimSize(0)) || ShapedType::isDynamic(pt.getDimSize(1))
+                    ? ShapedType::kDynamic
+                    : pt.getDimSize(0) * pt.getDimSize(1);
+    auto ft = RankedTensorType::get({n, pt.getDimSize(2), pt.getDimSize(3)}, pt.getElementType());
+    return tensor::CollapseShapeOp::create(rw, loc, ft, pool,
+                                           SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}})
+        .getResult();
+  };
   AttentionParts P;
   P.q = op.getQuery();
   P.keyScale = op.getKeyScale();
@@ -503,15 +533,39 @@ FailureOr<Value> lockstep::chunkPagedAttention(RewriterBase &rw, ls::PagedAttent
   P.divides = op.getScaleDivides();
   P.zeroEmpty = op.getZeroEmptyRows();
   P.causal = true;
-  P.paged = &src;
+  P.positions = positions;
   P.Hk = op.getKey().getType().getDimSize(1);
   P.Dv = op.getValue().getType().getDimSize(3);
   std::optional<int64_t> bsc = getConstantIntValue(bs), mbc = getConstantIntValue(mb);
   if (bsc && mbc)
     P.keyLength = rw.getIndexAttr(*bsc * *mbc);
   else
-    P.keyLength = arith::MulIOp::create(rw, loc, getValueOrCreateConstantIndexOp(rw, loc, mb),
-                                        src.blockSize)
-                      .getResult();
+    P.keyLength =
+        arith::MulIOp::create(rw, loc, getValueOrCreateConstantIndexOp(rw, loc, mb), bsv)
+            .getResult();
+  // rows[t, k]: the pool row of position min(k, positions[t]) of t's request.
+  Value rowsInit = tensor::EmptyOp::create(rw, loc, ArrayRef<OpFoldResult>{T, P.keyLength}, i64);
+  Value rows = linalg::GenericOp::create(
+                   rw, loc, rowsInit.getType(), ValueRange{req, positions}, ValueRange{rowsInit},
+                   SmallVector<AffineMap>{AffineMap::get(2, 0, {dim(0)}, ctx),
+                                          AffineMap::get(2, 0, {dim(0)}, ctx),
+                                          AffineMap::get(2, 0, {dim(0), dim(1)}, ctx)},
+                   SmallVector<Iter>{Iter::parallel, Iter::parallel},
+                   [&](OpBuilder &b, Location l, ValueRange a) {
+                     Value r = toIndex(b, l, a[0]);
+                     Value p = arith::MinUIOp::create(b, l, linalg::IndexOp::create(b, l, 1),
+                                                      toIndex(b, l, a[1]));
+                     Value blk = toIndex(
+                         b, l,
+                         tensor::ExtractOp::create(
+                             b, l, tables, ValueRange{r, arith::DivUIOp::create(b, l, p, bsv)}));
+                     Value row = arith::AddIOp::create(b, l, arith::MulIOp::create(b, l, blk, bsv),
+                                                       arith::RemUIOp::create(b, l, p, bsv));
+                     linalg::YieldOp::create(
+                         b, l, ValueRange{arith::IndexCastOp::create(b, l, b.getI64Type(), row)});
+                   })
+                   .getResult(0);
+  PagedSource src{rows, flat(kPool), flat(vPool), op.getKeyScale(), P.Dv};
+  P.paged = &src;
   return expandAttention(rw, op, P, C);
 }

@@ -294,33 +294,33 @@ func.func @attention_causal(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>,
 // -----
 
 // lockstep.paged_attention (the ragged step): each token's request is an
-// exact integer count over seq_starts; keys are read in the score generic's
-// body, from the pool through the request's block table before the
-// request's first new position and from the new rows after it; the key axis
-// is the block tables' reach (max_blocks * block_size), chunked from
-// position 0 like lockstep.attention's, with keys past the token's own
-// position masked to -inf. Values are read in the partial's body at
-// position j * 64 + k.
+// exact integer count over seq_starts; the new key and value rows are
+// written into the pools first (a loop of insert_slice at each token's
+// block-table slot); then rows[t, k], the pool row of position
+// min(k, positions[t]) of t's request, is an operand of the score and value
+// generics, which read the flattened pools at that row. The key axis is the
+// block tables' reach (max_blocks * block_size), chunked from position 0
+// like lockstep.attention's, with keys past the token's position masked.
 // CHECK-LABEL: func @paged_attention
 // CHECK: %[[REQ:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]{{.*}} ins(%arg6 : tensor<?xi64>)
 // CHECK: arith.cmpi sle
-// CHECK: arith.addi
-// CHECK: %[[L:.*]] = arith.muli
-// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x2x2x?x8xf32>) outs(%{{.*}} : tensor<1x2x2x?x?xf32>)
-// CHECK: tensor.extract %[[REQ]]
-// CHECK: arith.minui
-// CHECK: arith.cmpi ult
+// CHECK: %[[KP:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %arg3)
 // CHECK: tensor.extract %arg7
-// CHECK: tensor.extract %arg3
-// CHECK: tensor.extract %arg1
+// CHECK: tensor.insert_slice
+// CHECK: %[[VP:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %arg4)
+// CHECK: %[[ROWS:.*]] = linalg.generic {{.*}} ins(%[[REQ]], %arg5 : tensor<?xi64>, tensor<?xi64>) outs(%{{.*}} : tensor<?x?xi64>)
+// CHECK: arith.minui
+// CHECK: tensor.extract %arg7
+// CHECK: %[[KF:.*]] = tensor.collapse_shape %[[KP]] {{\[\[}}0, 1], [2], [3]]
+// CHECK: %[[VF:.*]] = tensor.collapse_shape %[[VP]]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[ROWS]] : tensor<1x2x2x?x8xf32>, tensor<?x?xi64>)
+// CHECK: tensor.extract %[[KF]]
 // CHECK: math.fma
 // CHECK: ins(%{{.*}}, %arg5 : tensor<1x2x2x?x?xf32>, tensor<?xi64>)
 // CHECK: arith.cmpi ule
 // CHECK: attrs = {lockstep.chunk_role = "partial", lockstep.chunk_width = 64 : i64}
 // CHECK: attrs = {lockstep.chunk_role = "partial", lockstep.chunk_width = 64 : i64}
-// CHECK: arith.muli %{{.*}}, %c64
-// CHECK: tensor.extract %arg4
-// CHECK: tensor.extract %arg2
+// CHECK: tensor.extract %[[VF]]
 // CHECK: "combine"
 // CHECK: "tail"
 func.func @paged_attention(%q: tensor<1x4x?x8xf32>, %k: tensor<1x2x?x8xf32>,

@@ -15,6 +15,7 @@
 #include "Npy.h"
 
 #include <algorithm>
+#include <malloc.h>
 #include <cctype>
 #include <csignal>
 #include <chrono>
@@ -302,8 +303,15 @@ int runExec(int argc, char **argv) {
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   module.setThreadPool(nullptr);
-  if (!ran)
+  if (!ran) {
+    // A decoder compiled as the ragged step has the step's inputs, not the
+    // exported graph's: say how to get the graph.
+    for (const auto &[k, v] : artifact.meta().properties)
+      if (k == "serving.step" && v == "ragged" && error.rfind("missing input", 0) == 0)
+        error += "; this artifact is the ragged serving step (lockstep-opt --step=graph "
+                 "compiles the exported graph, with its own inputs)";
     return runError(error);
+  }
   if (args.repeat > 1) {
     std::sort(times.begin(), times.end());
     std::fprintf(stderr, "exec: %u runs on %u thread(s): min %.6f s, median %.6f s\n",
@@ -356,6 +364,11 @@ void lockstep::run::catchSigint(bool on) {
 }
 
 int main(int argc, char **argv) {
+  // Compiled steps allocate their temporaries per call; above glibc's mmap
+  // threshold each would be fresh pages from the kernel (page faults and
+  // zeroing on every step). Keep them in the heap, and the heap's top.
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
   if (argc < 2) {
     printHelp(stderr);
     return 2;
