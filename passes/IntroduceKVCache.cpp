@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "lockstep/Dialect/Lockstep/LockstepDialect.h"
 #include "lockstep/Passes/Passes.h"
+#include "lockstep/Serving/Positions.h"
 #include "lockstep/Serving/ServingRoles.h"
 
 #include "llvm/ADT/SetVector.h"
@@ -34,40 +35,6 @@ using namespace lockstep::onnxir;
 namespace {
 
 using Dims = SmallVector<DimExpr>;
-
-bool isInt(Value v) {
-  auto t = dyn_cast<RankedTensorType>(v.getType());
-  return t && isa<IntegerType>(t.getElementType()) && !t.getElementType().isInteger(1);
-}
-
-bool mentions(ArrayRef<DimExpr> dims, const std::string &sym) {
-  return llvm::any_of(dims, [&](const DimExpr &d) { return d.mentions(sym); });
-}
-
-/// The function arguments that `v` is computed from.
-SmallVector<BlockArgument> inputsOf(Value v) {
-  SmallVector<BlockArgument> out;
-  SmallVector<Value> work{v};
-  llvm::SmallPtrSet<Operation *, 32> seen;
-  while (!work.empty()) {
-    Value x = work.pop_back_val();
-    if (auto a = dyn_cast<BlockArgument>(x)) {
-      if (!llvm::is_contained(out, a))
-        out.push_back(a);
-      continue;
-    }
-    Operation *d = x.getDefiningOp();
-    if (!d || !seen.insert(d).second)
-      continue;
-    // Shapes carry sizes, not values: what they are computed from does not
-    // make a value input-dependent.
-    if (isa<ShapeOp>(d))
-      continue;
-    for (Value o : d->getOperands())
-      work.push_back(o);
-  }
-  return out;
-}
 
 struct IntroduceKVCachePass
     : public lockstep::impl::IntroduceKVCacheBase<IntroduceKVCachePass> {
@@ -169,41 +136,9 @@ struct IntroduceKVCachePass
                                    b.getI64IntegerAttr(2), b.getI64IntegerAttr(3));
     pastLen->setAttr("onnx.sym", DimsAttr::get(ctx, {past}));
     // Positions computed in the graph, shifted by past at their uses.
-    llvm::SetVector<OpOperand *> uses;
-    func.walk([&](Operation *op) {
-      if (auto g = dyn_cast<GatherOp>(op)) {
-        Operation *table = g.getData().getDefiningOp();
-        if (!table || !isa<WeightOp, ConstantOp>(table))
-          return;
-        if (mentions(symbolicDimsOrEmpty(g.getIndices()), *seq))
-          uses.insert(&g->getOpOperand(1));
-        return;
-      }
-      if (!isa<CosOp, SinOp>(op))
-        return;
-      // Backwards through float ops to the int -> float casts.
-      SmallVector<Value> work{op->getOperand(0)};
-      llvm::SmallPtrSet<Operation *, 32> seen;
-      while (!work.empty()) {
-        Operation *d = work.pop_back_val().getDefiningOp();
-        if (!d || !seen.insert(d).second || isa<WeightOp, ConstantOp, ShapeOp>(d))
-          continue;
-        if (auto c = dyn_cast<CastOp>(d); c && isInt(c.getInput())) {
-          if (mentions(symbolicDimsOrEmpty(c.getInput()), *seq))
-            uses.insert(&c->getOpOperand(0));
-          continue;
-        }
-        for (Value o : d->getOperands())
-          work.push_back(o);
-      }
-    });
+    llvm::SetVector<OpOperand *> uses = computedPositionUses(func, *seq);
     for (OpOperand *use : uses) {
       Value pos = use->get();
-      // Token ids index the embedding, and positions that come from an
-      // input are absolute already: only positions built in the graph move.
-      SmallVector<BlockArgument> from = inputsOf(pos);
-      if (!from.empty())
-        continue;
       b.setInsertionPoint(use->getOwner());
       auto shifted = AddOp::create(b, use->getOwner()->getLoc(), pos.getType(), pos,
                                    pastLen.getResult());
@@ -221,17 +156,7 @@ struct IntroduceKVCachePass
     for (auto [i, n] : llvm::enumerate(presentNames))
       func.setResultAttr(firstNew + i, "onnx.name", b.getStringAttr(n));
     // Erase what died (the masks), then inputs that nothing reads.
-    bool changed = true;
-    while (changed) {
-      changed = false;
-      SmallVector<Operation *> dead;
-      for (Operation &op : body.without_terminator())
-        if (op.use_empty() && isMemoryEffectFree(&op))
-          dead.push_back(&op);
-      for (Operation *op : llvm::reverse(dead))
-        op->erase();
-      changed = !dead.empty();
-    }
+    eraseDeadOps(body);
     // An input read only for its shape (an attention mask whose values fed
     // the mask) gives the same shape through another input of its type.
     for (BlockArgument arg : func.getArguments()) {

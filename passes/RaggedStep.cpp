@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 #include "lockstep/Dialect/Lockstep/LockstepDialect.h"
 #include "lockstep/Passes/Passes.h"
+#include "lockstep/Serving/Positions.h"
 #include "lockstep/Serving/ServingRoles.h"
 
 #include "mlir/IR/Verifier.h"
@@ -54,33 +55,6 @@ Value skipIdentity(Value v) {
   return v;
 }
 
-bool isInt(Value v) {
-  auto t = dyn_cast<RankedTensorType>(v.getType());
-  return t && isa<IntegerType>(t.getElementType()) && !t.getElementType().isInteger(1);
-}
-
-bool mentions(ArrayRef<DimExpr> dims, const std::string &sym) {
-  return llvm::any_of(dims, [&](const DimExpr &d) { return d.mentions(sym); });
-}
-
-/// Whether `v` is computed from a function argument other than through its
-/// shape (a Shape op reads sizes, not values).
-bool readsAnInput(Value v) {
-  SmallVector<Value> work{v};
-  llvm::SmallPtrSet<Operation *, 32> seen;
-  while (!work.empty()) {
-    Value x = work.pop_back_val();
-    if (isa<BlockArgument>(x))
-      return true;
-    Operation *d = x.getDefiningOp();
-    if (!d || !seen.insert(d).second || isa<ShapeOp>(d))
-      continue;
-    for (Value o : d->getOperands())
-      work.push_back(o);
-  }
-  return false;
-}
-
 /// The symbols that the function's types mention.
 std::set<std::string> usedSymbols(func::FuncOp func) {
   std::set<std::string> used;
@@ -96,52 +70,6 @@ std::set<std::string> usedSymbols(func::FuncOp func) {
       add(r);
   });
   return used;
-}
-
-/// The uses of positions that the graph computes itself: indices of a
-/// position table (a Gather of a weight or constant, other than by an
-/// input), and integers cast to floats on the way to Cos or Sin.
-llvm::SetVector<OpOperand *> computedPositionUses(func::FuncOp func, const std::string &seq) {
-  llvm::SetVector<OpOperand *> uses;
-  func.walk([&](Operation *op) {
-    if (auto g = dyn_cast<GatherOp>(op)) {
-      Operation *table = g.getData().getDefiningOp();
-      if (table && isa<WeightOp, ConstantOp>(table) &&
-          mentions(symbolicDimsOrEmpty(g.getIndices()), seq) && !readsAnInput(g.getIndices()))
-        uses.insert(&g->getOpOperand(1));
-      return;
-    }
-    if (!isa<CosOp, SinOp>(op))
-      return;
-    SmallVector<Value> work{op->getOperand(0)};
-    llvm::SmallPtrSet<Operation *, 32> seen;
-    while (!work.empty()) {
-      Operation *d = work.pop_back_val().getDefiningOp();
-      if (!d || !seen.insert(d).second || isa<WeightOp, ConstantOp, ShapeOp>(d))
-        continue;
-      if (auto c = dyn_cast<CastOp>(d); c && isInt(c.getInput())) {
-        if (mentions(symbolicDimsOrEmpty(c.getInput()), seq) && !readsAnInput(c.getInput()))
-          uses.insert(&c->getOpOperand(0));
-        continue;
-      }
-      for (Value o : d->getOperands())
-        work.push_back(o);
-    }
-  });
-  return uses;
-}
-
-void eraseDeadOps(Block &body) {
-  bool changed = true;
-  while (changed) {
-    SmallVector<Operation *> dead;
-    for (Operation &op : body.without_terminator())
-      if (op.use_empty() && isMemoryEffectFree(&op))
-        dead.push_back(&op);
-    for (Operation *op : llvm::reverse(dead))
-      op->erase();
-    changed = !dead.empty();
-  }
 }
 
 struct RaggedStepPass : public lockstep::impl::RaggedStepBase<RaggedStepPass> {

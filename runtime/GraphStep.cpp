@@ -133,23 +133,8 @@ GraphStepModel::create(const LoadedArtifact &artifact, const CpuModule &module,
     g->rowElems = row;
     g->streams.push_back(st);
   }
+  g->cacheStreams = int64_t(g->streams.size());
   return g;
-}
-
-KVCacheConfig GraphStepModel::cacheConfig(int64_t blockSize, int64_t blocks,
-                                          int64_t hostBlocks) const {
-  KVCacheConfig c;
-  c.layers = int64_t((streams.size() + 1) / 2);
-  c.kvHeads = 1;
-  c.headDim = rowElems;
-  c.blockSize = blockSize;
-  c.numBlocks = blocks;
-  c.hostBlocks = hostBlocks;
-  return c;
-}
-
-int64_t GraphStepModel::bytesPerToken() const {
-  return int64_t((streams.size() + 1) / 2) * 2 * rowElems * 4;
 }
 
 bool GraphStepModel::step(const StepBatch &batch, KVCache &kv, float *logitsOut,

@@ -46,9 +46,6 @@ public:
   int64_t vocab() const override { return vocabSize; }
   bool step(const StepBatch &batch, KVCache &kv, float *logitsOut,
             std::string &error) override;
-  KVCacheConfig cacheConfig(int64_t blockSize, int64_t blocks,
-                            int64_t hostBlocks) const override;
-  int64_t bytesPerToken() const override;
   std::string stepForm() const override { return "per request (one call per request)"; }
 
 private:
@@ -66,7 +63,7 @@ private:
   size_t tokenIds = 0, logits = 0;
   std::optional<size_t> positions, mask;
   std::vector<Stream> streams;
-  int64_t vocabSize = 0, rowElems = 0;
+  int64_t vocabSize = 0;
 };
 
 } // namespace lockstep::rt

@@ -200,23 +200,8 @@ RaggedStepModel::create(const LoadedArtifact &artifact, const CpuModule &module,
       error = "input " + quoted(m.inputs[i].name) + " has no serving role";
       return nullptr;
     }
+  g->cacheStreams = int64_t(g->streams.size());
   return g;
-}
-
-KVCacheConfig RaggedStepModel::cacheConfig(int64_t blockSize, int64_t blocks,
-                                           int64_t hostBlocks) const {
-  KVCacheConfig c;
-  c.layers = int64_t((streams.size() + 1) / 2);
-  c.kvHeads = 1;
-  c.headDim = rowElems;
-  c.blockSize = blockSize;
-  c.numBlocks = blocks;
-  c.hostBlocks = hostBlocks;
-  return c;
-}
-
-int64_t RaggedStepModel::bytesPerToken() const {
-  return int64_t((streams.size() + 1) / 2) * 2 * rowElems * 4;
 }
 
 bool RaggedStepModel::checkBatch(const StepBatch &b, const KVCache &kv,

@@ -61,9 +61,6 @@ public:
   int64_t vocab() const override { return vocabSize; }
   bool step(const StepBatch &batch, KVCache &kv, float *logitsOut,
             std::string &error) override;
-  KVCacheConfig cacheConfig(int64_t blockSize, int64_t blocks,
-                            int64_t hostBlocks) const override;
-  int64_t bytesPerToken() const override;
   std::string stepForm() const override { return "ragged (one call per step)"; }
 
 private:
@@ -79,7 +76,7 @@ private:
   size_t tokenIds = 0, raggedPositions = 0, seqStarts = 0, blockTables = 0, logits = 0;
   std::optional<size_t> positions;
   std::vector<Stream> streams;
-  int64_t vocabSize = 0, rowElems = 0;
+  int64_t vocabSize = 0;
   // Reused from step to step.
   std::vector<int64_t> ids64, pos64;
   std::vector<int32_t> ids32, pos32, tables;

@@ -43,3 +43,19 @@ lockstep::rt::createServingModel(const LoadedArtifact &artifact, const CpuModule
     return RaggedStepModel::create(artifact, module, error);
   return GraphStepModel::create(artifact, module, error);
 }
+
+KVCacheConfig ServingModel::cacheConfig(int64_t blockSize, int64_t blocks,
+                                        int64_t hostBlocks) const {
+  KVCacheConfig c;
+  c.layers = (cacheStreams + 1) / 2;
+  c.kvHeads = 1;
+  c.headDim = rowElems;
+  c.blockSize = blockSize;
+  c.numBlocks = blocks;
+  c.hostBlocks = hostBlocks;
+  return c;
+}
+
+int64_t ServingModel::bytesPerToken() const {
+  return (cacheStreams + 1) / 2 * 2 * rowElems * 4;
+}

@@ -32,10 +32,9 @@ class ServingModel : public StepModel {
 public:
   /// A KV cache config that holds this model's streams, with `blocks` device
   /// blocks of `blockSize` tokens and `hostBlocks` of swap space.
-  virtual KVCacheConfig cacheConfig(int64_t blockSize, int64_t blocks,
-                                    int64_t hostBlocks) const = 0;
+  KVCacheConfig cacheConfig(int64_t blockSize, int64_t blocks, int64_t hostBlocks) const;
   /// Bytes of device cache per token of context.
-  virtual int64_t bytesPerToken() const = 0;
+  int64_t bytesPerToken() const;
   /// How a step runs, for messages: "ragged (one call per step)" or
   /// "per request (one call per request)".
   virtual std::string stepForm() const = 0;
@@ -50,6 +49,8 @@ protected:
 
   std::optional<int64_t> contextLimit; // serving.max_context
   std::string contextLimitAt;          // serving.max_context_at
+  int64_t cacheStreams = 0;            // 2 per layer: K, V
+  int64_t rowElems = 0;                // floats per position of a stream
 };
 
 /// The step model of a loaded artifact: a RaggedStepModel when its

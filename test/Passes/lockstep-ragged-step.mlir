@@ -102,6 +102,58 @@ func.func @computed_positions(%ids: tensor<?x?xi64, #onnx.dims<[batch, seq]>> {o
 
 // -----
 
+// OPT's positions, in a decoder given its cache by
+// lockstep-introduce-kv-cache: CumSum of ones along the tokens, less one,
+// plus the table offset 2, shifted by the past length. The CumSum becomes
+// positions + 1 and the shift goes; the offset stays.
+// CHECK-LABEL: func.func @cumsum_positions
+// CHECK-SAME: %[[POS:arg[0-9]+]]: tensor<?xi64, #onnx.dims<[seq]>> {lockstep.role = "ragged.positions"
+// CHECK-NOT: onnx.CumSum
+// CHECK: %[[P1:.*]] = "onnx.Add"(%[[POS]], %{{.*}}) : (tensor<?xi64, #onnx.dims<[seq]>>, tensor<1xi64>)
+// CHECK: %[[U:.*]] = "onnx.Unsqueeze"(%[[P1]]) <{axes = array<i64: 0>}>
+// CHECK: %[[E:.*]] = "onnx.Expand"(%[[U]], %{{.*}}) : {{.*}} -> tensor<?x?xi64, #onnx.dims<[batch, seq]>>
+// CHECK: %[[F:.*]] = "onnx.Cast"(%[[E]]) <{saturate = 1 : i64, to = 1 : i64}>
+// CHECK: %[[S:.*]] = "onnx.Sub"(%[[F]]
+// CHECK: %[[I:.*]] = "onnx.Cast"(%[[S]])
+// CHECK: %[[O:.*]] = "onnx.Add"(%[[I]], %{{.*}}) : (tensor<?x?xi64, #onnx.dims<[batch, seq]>>, tensor<i64>)
+// CHECK: "onnx.Gather"(%{{.*}}, %[[O]])
+func.func @cumsum_positions(%ids: tensor<?x?xi64, #onnx.dims<[batch, seq]>> {onnx.name = "input_ids"},
+                %pk: tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past, 8]>> {onnx.name = "past.0.key"},
+                %pv: tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past, 8]>> {onnx.name = "past.0.value"})
+    -> (tensor<?x?x8xf32, #onnx.dims<[batch, seq, 8]>> {onnx.name = "logits"},
+        tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>> {onnx.name = "present.0.key"},
+        tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>> {onnx.name = "present.0.value"}) {
+  %emb = "onnx.Weight"() <{file = "w.bin", length = 512 : i64, name = "embed", offset = 0 : i64}> : () -> tensor<8x2x8xf32>
+  %wpe = "onnx.Weight"() <{file = "w.bin", length = 1152 : i64, name = "wpe", offset = 512 : i64}> : () -> tensor<18x2x8xf32>
+  %x = "onnx.Gather"(%emb, %ids) <{axis = 0 : i64}> : (tensor<8x2x8xf32>, tensor<?x?xi64, #onnx.dims<[batch, seq]>>) -> tensor<?x?x2x8xf32, #onnx.dims<[batch, seq, 2, 8]>>
+  %b = "onnx.Shape"(%ids) <{end = 1 : i64, start = 0 : i64}> {onnx.sym = #onnx.dims<[batch]>} : (tensor<?x?xi64, #onnx.dims<[batch, seq]>>) -> tensor<1xi64>
+  %sl = "onnx.Shape"(%ids) <{end = 2 : i64, start = 1 : i64}> {onnx.sym = #onnx.dims<[seq]>} : (tensor<?x?xi64, #onnx.dims<[batch, seq]>>) -> tensor<1xi64>
+  %bs = "onnx.Concat"(%b, %sl) <{axis = 0 : i64}> {onnx.sym = #onnx.dims<[batch, seq]>} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %onef = "onnx.Constant"() <{value = dense<1.0> : tensor<f32>}> : () -> tensor<f32>
+  %ones = "onnx.Expand"(%onef, %bs) : (tensor<f32>, tensor<2xi64>) -> tensor<?x?xf32, #onnx.dims<[batch, seq]>>
+  %ax1 = "onnx.Constant"() <{value = dense<1> : tensor<i64>}> : () -> tensor<i64>
+  %cs = "onnx.CumSum"(%ones, %ax1) : (tensor<?x?xf32, #onnx.dims<[batch, seq]>>, tensor<i64>) -> tensor<?x?xf32, #onnx.dims<[batch, seq]>>
+  %m1 = "onnx.Sub"(%cs, %onef) : (tensor<?x?xf32, #onnx.dims<[batch, seq]>>, tensor<f32>) -> tensor<?x?xf32, #onnx.dims<[batch, seq]>>
+  %pi = "onnx.Cast"(%m1) <{to = 7 : i64}> : (tensor<?x?xf32, #onnx.dims<[batch, seq]>>) -> tensor<?x?xi64, #onnx.dims<[batch, seq]>>
+  %two = "onnx.Constant"() <{value = dense<2> : tensor<i64>}> : () -> tensor<i64>
+  %p2 = "onnx.Add"(%pi, %two) : (tensor<?x?xi64, #onnx.dims<[batch, seq]>>, tensor<i64>) -> tensor<?x?xi64, #onnx.dims<[batch, seq]>>
+  %pl = "onnx.Shape"(%pk) <{end = 3 : i64, start = 2 : i64}> {onnx.sym = #onnx.dims<[past]>} : (tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past, 8]>>) -> tensor<1xi64>
+  %shift = "onnx.Add"(%p2, %pl) : (tensor<?x?xi64, #onnx.dims<[batch, seq]>>, tensor<1xi64>) -> tensor<?x?xi64, #onnx.dims<[batch, seq]>>
+  %pe = "onnx.Gather"(%wpe, %shift) <{axis = 0 : i64}> : (tensor<18x2x8xf32>, tensor<?x?xi64, #onnx.dims<[batch, seq]>>) -> tensor<?x?x2x8xf32, #onnx.dims<[batch, seq, 2, 8]>>
+  %h = "onnx.Add"(%x, %pe) : (tensor<?x?x2x8xf32, #onnx.dims<[batch, seq, 2, 8]>>, tensor<?x?x2x8xf32, #onnx.dims<[batch, seq, 2, 8]>>) -> tensor<?x?x2x8xf32, #onnx.dims<[batch, seq, 2, 8]>>
+  %q = "onnx.Transpose"(%h) <{perm = array<i64: 0, 2, 1, 3>}> : (tensor<?x?x2x8xf32, #onnx.dims<[batch, seq, 2, 8]>>) -> tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>
+  %kc = "onnx.Concat"(%pk, %q) <{axis = 2 : i64}> : (tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>) -> tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>
+  %vc = "onnx.Concat"(%pv, %q) <{axis = 2 : i64}> : (tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>) -> tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>
+  %o = lockstep.attention %q, %kc, %vc {causal}
+      : (tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>) -> tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>
+  %t = "onnx.Transpose"(%o) <{perm = array<i64: 0, 2, 1, 3>}> : (tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>) -> tensor<?x?x2x8xf32, #onnx.dims<[batch, seq, 2, 8]>>
+  %axes2 = "onnx.Constant"() <{value = dense<2> : tensor<1xi64>}> : () -> tensor<1xi64>
+  %l = "onnx.ReduceSum"(%t, %axes2) <{keepdims = 0 : i64}> : (tensor<?x?x2x8xf32, #onnx.dims<[batch, seq, 2, 8]>>, tensor<1xi64>) -> tensor<?x?x8xf32, #onnx.dims<[batch, seq, 8]>>
+  return %l, %kc, %vc : tensor<?x?x8xf32, #onnx.dims<[batch, seq, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>
+}
+
+// -----
+
 // A node that still reads the cache length once the attention is served
 // from the pools has no per-request meaning: an error at that node.
 func.func @past_read(%ids: tensor<?x?xi64, #onnx.dims<[batch, seq]>> {onnx.name = "input_ids"},

@@ -90,10 +90,13 @@ def Lockstep_PagedAttentionOp : Lockstep_Op<"paged_attention",
 
     Token t of request r attends to the positions [0, positions[t]] of its
     own request, in order: a position before the request's first new token
-    `p0 = positions[seq_starts[r]]` is read from the pools, a later one from
-    the new rows (`key[0, hk, seq_starts[r] + p − p0]`). The runtime writes
-    the new rows into the pools after the step. Nothing of another request
-    is read: a token's result depends on its own request only.
+    `p0 = positions[seq_starts[r]]` is the pools' row, a later one the new
+    row (`key[0, hk, seq_starts[r] + p − p0]`). Nothing of another request
+    is read: a token's result depends on its own request only. The
+    expansion writes the new rows into the pools at their slots and reads
+    every key from the pools; after bufferization that write goes to the
+    pool arguments themselves, so the caller's cache holds the step's rows
+    (the runtime writes the same rows again from the results).
 
     The scores, the softmax and the product with the values are those of
     `lockstep.attention` with `causal` (the same `key_scale`, `scale`,
