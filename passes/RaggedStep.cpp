@@ -55,6 +55,46 @@ Value skipIdentity(Value v) {
   return v;
 }
 
+/// `d` with the symbol `sym` bound to 1.
+DimExpr withOne(const DimExpr &d, const std::string &sym) {
+  DimExpr out(0);
+  for (const auto &[mono, c] : d.getTerms()) {
+    DimExpr t(c);
+    for (const std::string &m : mono)
+      if (m != sym)
+        t = t * DimExpr::symbol(m);
+    out = out + t;
+  }
+  return out;
+}
+
+/// Binds `sym` to 1 in every type and known size of `func`: the ragged
+/// step's batch dim, which is 1, becomes a static 1.
+void bindToOne(func::FuncOp func, const std::string &sym) {
+  auto retype = [&](Value v) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    auto d = getSymbolicDims(v.getType());
+    if (!t || !d || llvm::none_of(*d, [&](const DimExpr &e) { return e.mentions(sym); }))
+      return;
+    Dims nd;
+    for (const DimExpr &e : *d)
+      nd.push_back(withOne(e, sym));
+    v.setType(getSymbolicTensorType(t.getElementType(), nd));
+  };
+  for (BlockArgument a : func.getArguments())
+    retype(a);
+  func.walk([&](Operation *op) {
+    for (Value r : op->getResults())
+      retype(r);
+    if (auto known = op->getAttrOfType<DimsAttr>("onnx.sym")) {
+      Dims nd;
+      for (const DimExpr &e : known.getExprs())
+        nd.push_back(withOne(e, sym));
+      op->setAttr("onnx.sym", DimsAttr::get(op->getContext(), nd));
+    }
+  });
+}
+
 /// The symbols that the function's types mention.
 std::set<std::string> usedSymbols(func::FuncOp func) {
   std::set<std::string> used;
@@ -420,10 +460,13 @@ struct RaggedStepPass : public lockstep::impl::RaggedStepBase<RaggedStepPass> {
     if (roles.positions)
       func.setArgAttr(*roles.positions, "lockstep.role", b.getStringAttr("positions"));
     (void)func.eraseArguments(erase);
+    // The batch dim is 1: static from here on (the tokens of all requests
+    // share the seq dim).
+    bindToOne(func, roles.batch);
     SmallVector<Type> results;
     for (Value r : ret->getOperands())
       results.push_back(r.getType());
-    func.setType(FunctionType::get(ctx, func.getArgumentTypes(), results));
+    func.setType(FunctionType::get(ctx, body.getArgumentTypes(), results));
     func->setAttr("lockstep.step", b.getStringAttr("ragged"));
     if (roles.maxContext) {
       func->setAttr("lockstep.max_context", b.getI64IntegerAttr(*roles.maxContext));

@@ -5,10 +5,11 @@
 // become the new rows; the past inputs go, with the mask built from the past
 // length; the batch size that was read from a past is read from the token
 // ids. New inputs: positions, seq_starts, block_tables and one pool per
-// cache stream, each argument marked with its role.
+// cache stream, each argument marked with its role. The batch dim is 1 in a
+// ragged step, and becomes a static 1 everywhere.
 // CHECK-LABEL: func.func @main
-// CHECK-SAME: (%[[IDS:arg[0-9]+]]: tensor<?x?xi64, #onnx.dims<[batch, seq]>> {lockstep.role = "token_ids", onnx.name = "input_ids"}
-// CHECK-SAME: %[[GPOS:arg[0-9]+]]: tensor<?x?xi64, #onnx.dims<[batch, seq]>> {lockstep.role = "positions", onnx.name = "position_ids"}
+// CHECK-SAME: (%[[IDS:arg[0-9]+]]: tensor<1x?xi64, #onnx.dims<[1, seq]>> {lockstep.role = "token_ids", onnx.name = "input_ids"}
+// CHECK-SAME: %[[GPOS:arg[0-9]+]]: tensor<1x?xi64, #onnx.dims<[1, seq]>> {lockstep.role = "positions", onnx.name = "position_ids"}
 // CHECK-NOT: past.0.key"}
 // CHECK-SAME: %[[POS:arg[0-9]+]]: tensor<?xi64, #onnx.dims<[seq]>> {lockstep.role = "ragged.positions", onnx.name = "positions"}
 // CHECK-SAME: %[[ST:arg[0-9]+]]: tensor<?xi64, #onnx.dims<[requests + 1]>> {lockstep.role = "ragged.seq_starts", onnx.name = "seq_starts"}
@@ -16,14 +17,14 @@
 // CHECK-SAME: %[[KP:arg[0-9]+]]: tensor<?x?x2x8xf32, #onnx.dims<[blocks, block_size, 2, 8]>> {lockstep.role = "pool.0", onnx.name = "past.0.key.pool"}
 // CHECK-SAME: %[[VP:arg[0-9]+]]: tensor<?x?x2x8xf32, #onnx.dims<[blocks, block_size, 2, 8]>> {lockstep.role = "pool.1", onnx.name = "past.0.value.pool"})
 // CHECK-SAME: {lockstep.role = "logits", onnx.name = "logits"}
-// CHECK-SAME: tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>> {lockstep.role = "new.0", onnx.name = "present.0.key.new"}
+// CHECK-SAME: tensor<1x2x?x8xf32, #onnx.dims<[1, 2, seq, 8]>> {lockstep.role = "new.0", onnx.name = "present.0.key.new"}
 // CHECK-SAME: {lockstep.role = "new.1", onnx.name = "present.0.value.new"}
 // CHECK-SAME: attributes {lockstep.step = "ragged"}
 // CHECK: %[[Q:.*]] = "onnx.Transpose"
 // CHECK-NOT: onnx.Concat
 // CHECK-NOT: onnx.Less
 // CHECK: %[[O:.*]] = lockstep.paged_attention %[[Q]], %[[Q]], %[[Q]], %[[KP]], %[[VP]], %[[POS]], %[[ST]], %[[BT]] scale %{{.*}} {zero_empty_rows}
-// CHECK: %[[B:.*]] = "onnx.Shape"(%[[IDS]]) <{end = 1 : i64, start = 0 : i64}> {onnx.sym = #onnx.dims<[batch]>}
+// CHECK: %[[B:.*]] = "onnx.Shape"(%[[IDS]]) <{end = 1 : i64, start = 0 : i64}> {onnx.sym = #onnx.dims<[1]>}
 // CHECK: "onnx.Expand"(%[[O]], %[[B]])
 // CHECK: return %{{.*}}, %[[Q]], %[[Q]]
 func.func @main(%ids: tensor<?x?xi64, #onnx.dims<[batch, seq]>> {onnx.name = "input_ids"},
@@ -111,11 +112,11 @@ func.func @computed_positions(%ids: tensor<?x?xi64, #onnx.dims<[batch, seq]>> {o
 // CHECK-NOT: onnx.CumSum
 // CHECK: %[[P1:.*]] = "onnx.Add"(%[[POS]], %{{.*}}) : (tensor<?xi64, #onnx.dims<[seq]>>, tensor<1xi64>)
 // CHECK: %[[U:.*]] = "onnx.Unsqueeze"(%[[P1]]) <{axes = array<i64: 0>}>
-// CHECK: %[[E:.*]] = "onnx.Expand"(%[[U]], %{{.*}}) : {{.*}} -> tensor<?x?xi64, #onnx.dims<[batch, seq]>>
+// CHECK: %[[E:.*]] = "onnx.Expand"(%[[U]], %{{.*}}) : {{.*}} -> tensor<1x?xi64, #onnx.dims<[1, seq]>>
 // CHECK: %[[F:.*]] = "onnx.Cast"(%[[E]]) <{saturate = 1 : i64, to = 1 : i64}>
 // CHECK: %[[S:.*]] = "onnx.Sub"(%[[F]]
 // CHECK: %[[I:.*]] = "onnx.Cast"(%[[S]])
-// CHECK: %[[O:.*]] = "onnx.Add"(%[[I]], %{{.*}}) : (tensor<?x?xi64, #onnx.dims<[batch, seq]>>, tensor<i64>)
+// CHECK: %[[O:.*]] = "onnx.Add"(%[[I]], %{{.*}}) : (tensor<1x?xi64, #onnx.dims<[1, seq]>>, tensor<i64>)
 // CHECK: "onnx.Gather"(%{{.*}}, %[[O]])
 func.func @cumsum_positions(%ids: tensor<?x?xi64, #onnx.dims<[batch, seq]>> {onnx.name = "input_ids"},
                 %pk: tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past, 8]>> {onnx.name = "past.0.key"},
