@@ -321,6 +321,66 @@ struct RaggedStepPass : public lockstep::impl::RaggedStepBase<RaggedStepPass> {
     return success();
   }
 
+  /// Computes the logits only for the rows the runtime asks for: the one
+  /// MatMul (or Gemm) that makes them, through ops that keep rows apart,
+  /// reads its hidden states gathered at `logit_rows` [rows], and the ops
+  /// after it are [.., rows, vocab]. Returns false, changing nothing, when
+  /// the logits are not made that way (they are then computed for every
+  /// token).
+  bool selectLogitRows(func::FuncOp func, const ServingRoles &roles, Value &rowsArg,
+                       DimExpr rows) {
+    Operation *ret = func.getBody().front().getTerminator();
+    DimExpr seq = DimExpr::symbol(roles.seq);
+    auto hasSeq = [&](Value v) {
+      return llvm::any_of(symbolicDimsOrEmpty(v), [&](const DimExpr &d) { return d == seq; });
+    };
+    Value v = ret->getOperand(roles.logits);
+    SmallVector<Operation *> chain;
+    Operation *mm = nullptr;
+    while (Operation *d = v.getDefiningOp()) {
+      if (!d->hasOneUse() || d->getNumResults() != 1)
+        return false;
+      if (isa<MatMulOp>(d) || (isa<GemmOp>(d) && d->getNumOperands() == 2)) {
+        mm = d;
+        break;
+      }
+      bool unary = isa<IdentityOp, CastOp, TanhOp, SigmoidOp, NegOp>(d);
+      bool binary = isa<AddOp, SubOp, MulOp, DivOp>(d) &&
+                    (hasSeq(d->getOperand(0)) != hasSeq(d->getOperand(1)));
+      if (!unary && !binary)
+        return false;
+      chain.push_back(d);
+      v = hasSeq(d->getOperand(0)) ? d->getOperand(0) : d->getOperand(1);
+    }
+    if (!mm || hasSeq(mm->getOperand(1)))
+      return false;
+    Value hidden = mm->getOperand(0);
+    Dims hd = symbolicDimsOrEmpty(hidden);
+    int64_t axis = -1;
+    for (auto [i, e] : llvm::enumerate(hd))
+      if (e.mentions(roles.seq))
+        axis = axis < 0 && e == seq ? int64_t(i) : -2;
+    if (axis < 0 || axis + 1 == (int64_t)hd.size() || (isa<GemmOp>(mm) && axis != 0))
+      return false;
+    OpBuilder b(mm);
+    rowsArg = func.getArgument(func.getNumArguments() - 1);
+    auto retype = [&](Value x) {
+      Dims d = symbolicDimsOrEmpty(x);
+      for (DimExpr &e : d)
+        if (e == seq)
+          e = rows;
+      x.setType(getSymbolicTensorType(cast<RankedTensorType>(x.getType()).getElementType(), d));
+    };
+    auto g = GatherOp::create(b, mm->getLoc(), hidden.getType(), hidden, rowsArg,
+                              b.getI64IntegerAttr(axis));
+    retype(g.getResult());
+    mm->setOperand(0, g.getResult());
+    retype(mm->getResult(0));
+    for (Operation *op : llvm::reverse(chain))
+      retype(op->getResult(0));
+    return true;
+  }
+
   LogicalResult rewrite(func::FuncOp func, const ServingRoles &roles) {
     MLIRContext *ctx = &getContext();
     OpBuilder b(ctx);
@@ -460,6 +520,12 @@ struct RaggedStepPass : public lockstep::impl::RaggedStepBase<RaggedStepPass> {
     if (roles.positions)
       func.setArgAttr(*roles.positions, "lockstep.role", b.getStringAttr("positions"));
     (void)func.eraseArguments(erase);
+    // Logits for the rows the runtime asks for only.
+    DimExpr rows = fresh("rows");
+    addArg(getSymbolicTensorType(b.getI64Type(), {rows}), "logit_rows", "ragged.logit_rows");
+    Value rowsArg;
+    if (!selectLogitRows(func, roles, rowsArg, rows))
+      (void)func.eraseArgument(func.getNumArguments() - 1);
     // The batch dim is 1: static from here on (the tokens of all requests
     // share the seq dim).
     bindToOne(func, roles.batch);

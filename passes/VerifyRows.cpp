@@ -80,6 +80,7 @@ DimExpr product(ArrayRef<DimExpr> dims) {
 
 struct RowChecker {
   std::string seq;
+  mutable func::FuncOp func;
 
   /// The token axes of a value: the dims that mention seq.
   SmallVector<int64_t> axes(Value v) const {
@@ -298,6 +299,12 @@ struct RowChecker {
         return fail(op, "its axis is out of range");
       if (axis(g.getData()) && axis(g.getIndices()))
         return fail(op, "it gathers token rows by token values");
+      // Whole token rows picked by the runtime (the rows whose logits it
+      // wants): each result row is one token's row.
+      if (auto arg = dyn_cast<BlockArgument>(g.getIndices()))
+        if (auto role = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "lockstep.role");
+            role && role.getValue() == "ragged.logit_rows")
+          return success();
       return notAlong(op, g.getData(), {*a}, "a gather");
     }
     if (auto g = dyn_cast<GatherNDOp>(op)) {
@@ -333,7 +340,7 @@ struct VerifyRowsPass : public lockstep::impl::VerifyRowsBase<VerifyRowsPass> {
       func.emitError("a ragged step without [seq] positions");
       return signalPassFailure();
     }
-    RowChecker c{*seq};
+    RowChecker c{*seq, func};
     bool failed = false;
     func.walk([&](Operation *op) {
       if (isa<func::FuncOp, func::ReturnOp>(op))

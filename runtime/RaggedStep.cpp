@@ -133,13 +133,27 @@ RaggedStepModel::create(const LoadedArtifact &artifact, const CpuModule &module,
              "i32 [requests, max_blocks]") ||
       !role("serving.logits", true, g->logits))
     return nullptr;
+  // With logit rows, the logits are computed for those tokens only.
+  std::string rowsDim = S;
+  if (property(m, "serving.ragged.logit_rows")) {
+    size_t r = 0;
+    if (!role("serving.ragged.logit_rows", false, r))
+      return nullptr;
+    const TensorSpec &t = m.inputs[r];
+    if (!check(t, "serving.ragged.logit_rows",
+               t.dtype == "i64" && t.dims.size() == 1 && isSymbol(t.dims[0]) && t.dims[0] != S,
+               "i64 [rows] with a symbolic rows"))
+      return nullptr;
+    g->logitRows = r;
+    rowsDim = t.dims[0];
+  }
   const TensorSpec &lo = m.outputs[g->logits];
   std::optional<int64_t> vocab;
   if (lo.dims.size() == 3)
     vocab = positiveConstant(lo.dims[2]);
   if (!check(lo, "serving.logits",
-             lo.dtype == "f32" && vocab && lo.dims[0] == B && lo.dims[1] == S,
-             "f32 [" + B + ", " + S + ", vocab] with a constant vocab"))
+             lo.dtype == "f32" && vocab && lo.dims[0] == B && lo.dims[1] == rowsDim,
+             "f32 [" + B + ", " + rowsDim + ", vocab] with a constant vocab"))
     return nullptr;
   g->vocabSize = *vocab;
   if (!g->readContextLimit(m, error))
@@ -268,6 +282,13 @@ bool RaggedStepModel::step(const StepBatch &batch, KVCache &kv, float *logitsOut
   in[raggedPositions] = {batch.positions.data(), "i64", {T}};
   in[seqStarts] = {batch.seqStarts.data(), "i64", {int64_t(R) + 1}};
   in[blockTables] = {tables.data(), "i32", {int64_t(R), int64_t(maxBlocks)}};
+  if (logitRows) {
+    rowTokens.clear();
+    for (size_t r = 0; r < R; ++r)
+      if (batch.logitRows[r] >= 0)
+        rowTokens.push_back(batch.logitRows[r]);
+    in[*logitRows] = {rowTokens.data(), "i64", {int64_t(rowTokens.size())}};
+  }
   auto pool = [&](size_t s) {
     return s % 2 == 0 ? kv.kPool(int64_t(s / 2)) : kv.vPool(int64_t(s / 2));
   };
@@ -297,16 +318,19 @@ bool RaggedStepModel::step(const StepBatch &batch, KVCache &kv, float *logitsOut
                       size_t(st.dim) * sizeof(float));
       }
   }
+  // Row k of the logits: token rowTokens[k] (every token without logit rows).
+  int64_t n = logitRows ? int64_t(rowTokens.size()) : T;
   const OutputBuffer &l = outputs[logits];
-  if (l.shape() != std::vector<int64_t>{1, T, vocabSize}) {
+  if (l.shape() != std::vector<int64_t>{1, n, vocabSize}) {
     error = "output " + quoted(m.outputs[logits].name) + " is not [1, " +
-            std::to_string(T) + ", " + std::to_string(vocabSize) + "]";
+            std::to_string(n) + ", " + std::to_string(vocabSize) + "]";
     return false;
   }
-  for (size_t r = 0; r < R; ++r)
-    if (batch.logitRows[r] >= 0)
-      std::memcpy(logitsOut + r * size_t(vocabSize),
-                  l.as<float>() + batch.logitRows[r] * vocabSize,
+  for (size_t r = 0, k = 0; r < R; ++r)
+    if (batch.logitRows[r] >= 0) {
+      int64_t row = logitRows ? int64_t(k++) : batch.logitRows[r];
+      std::memcpy(logitsOut + r * size_t(vocabSize), l.as<float>() + row * vocabSize,
                   size_t(vocabSize) * sizeof(float));
+    }
   return true;
 }

@@ -25,8 +25,12 @@
 //     NEW (output)   f32 [batch, H, seq, D], the stream's rows of the T new
 //                    tokens, which the runtime writes after the call to each
 //                    token's slot: (its request's block table, its position)
-//   serving.logits               output f32 [batch, seq, vocab]: row t is
-//                                token t's logits
+//   serving.ragged.logit_rows    (optional) i64 [rows]: the tokens whose
+//                                logits the step computes (each request's
+//                                logit row, in request order)
+//   serving.logits               output f32 [batch, rows, vocab] (row k is
+//                                token logit_rows[k]'s logits), or, without
+//                                logit rows, [batch, seq, vocab]
 //   serving.max_context(_at)     as for GraphStepModel
 //
 // The symbols of those dims (whatever the artifact names them) are bound
@@ -74,12 +78,13 @@ private:
   const LoadedArtifact &artifact;
   const CpuModule &module;
   size_t tokenIds = 0, raggedPositions = 0, seqStarts = 0, blockTables = 0, logits = 0;
-  std::optional<size_t> positions;
+  std::optional<size_t> positions, logitRows;
   std::vector<Stream> streams;
   int64_t vocabSize = 0;
   // Reused from step to step.
   std::vector<int64_t> ids64, pos64;
   std::vector<int32_t> ids32, pos32, tables;
+  std::vector<int64_t> rowTokens; // the tokens whose logits are computed
   std::vector<OutputBuffer> outputs;
 };
 

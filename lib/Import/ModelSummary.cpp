@@ -86,6 +86,8 @@ void lockstep::printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
           os << ", graph positions " << argName(v);
         else if (k == "serving.logits")
           os << ", logits " << resName(v);
+        else if (k == "serving.ragged.logit_rows")
+          os << " at the rows of " << argName(v);
         else if (StringRef(k).starts_with("serving.cache.")) {
           std::string pool = v.substr(0, v.find(' ')), fresh = v.substr(v.find(' ') + 1);
           os << "\n  cache: " << argName(pool) << " <- " << resName(fresh);

@@ -45,6 +45,8 @@ lockstep::raggedStepProperties(func::FuncOp main, std::string &why) {
   for (const char *role : {"ragged.positions", "ragged.seq_starts", "ragged.block_tables"})
     p.push_back({std::string("serving.") + role, num(in[role])});
   p.push_back({"serving.logits", num(out["logits"])});
+  if (in.count("ragged.logit_rows"))
+    p.push_back({"serving.ragged.logit_rows", num(in["ragged.logit_rows"])});
   unsigned n = 0;
   while (in.count("pool." + std::to_string(n)) && out.count("new." + std::to_string(n)))
     ++n;

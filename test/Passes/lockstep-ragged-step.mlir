@@ -6,7 +6,8 @@
 // length; the batch size that was read from a past is read from the token
 // ids. New inputs: positions, seq_starts, block_tables and one pool per
 // cache stream, each argument marked with its role. The batch dim is 1 in a
-// ragged step, and becomes a static 1 everywhere.
+// ragged step, and becomes a static 1 everywhere. The logits here are not
+// made by a MatMul, so they stay computed for every token (no logit_rows).
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: (%[[IDS:arg[0-9]+]]: tensor<1x?xi64, #onnx.dims<[1, seq]>> {lockstep.role = "token_ids", onnx.name = "input_ids"}
 // CHECK-SAME: %[[GPOS:arg[0-9]+]]: tensor<1x?xi64, #onnx.dims<[1, seq]>> {lockstep.role = "positions", onnx.name = "position_ids"}
@@ -16,6 +17,7 @@
 // CHECK-SAME: %[[BT:arg[0-9]+]]: tensor<?x?xi32, #onnx.dims<[requests, max_blocks]>> {lockstep.role = "ragged.block_tables", onnx.name = "block_tables"}
 // CHECK-SAME: %[[KP:arg[0-9]+]]: tensor<?x?x2x8xf32, #onnx.dims<[blocks, block_size, 2, 8]>> {lockstep.role = "pool.0", onnx.name = "past.0.key.pool"}
 // CHECK-SAME: %[[VP:arg[0-9]+]]: tensor<?x?x2x8xf32, #onnx.dims<[blocks, block_size, 2, 8]>> {lockstep.role = "pool.1", onnx.name = "past.0.value.pool"})
+// CHECK-NOT: logit_rows
 // CHECK-SAME: {lockstep.role = "logits", onnx.name = "logits"}
 // CHECK-SAME: tensor<1x2x?x8xf32, #onnx.dims<[1, 2, seq, 8]>> {lockstep.role = "new.0", onnx.name = "present.0.key.new"}
 // CHECK-SAME: {lockstep.role = "new.1", onnx.name = "present.0.value.new"}
@@ -64,12 +66,19 @@ func.func @main(%ids: tensor<?x?xi64, #onnx.dims<[batch, seq]>> {onnx.name = "in
 // Positions that the graph computes from the cache length (here Range(past,
 // past + seq), unsqueezed to [1, seq]) are read from the step's positions
 // where a position table reads them: the Range is replaced, the ops after it
-// stay.
+// stay. The logits come from a MatMul with a weight: its hidden states are
+// gathered at the rows the runtime asks for (logit_rows) before it.
 // CHECK-LABEL: func.func @computed_positions
 // CHECK-SAME: %[[POS:arg[0-9]+]]: tensor<?xi64, #onnx.dims<[seq]>> {lockstep.role = "ragged.positions"
+// CHECK-SAME: %[[ROWS:arg[0-9]+]]: tensor<?xi64, #onnx.dims<[rows]>> {lockstep.role = "ragged.logit_rows", onnx.name = "logit_rows"}
+// CHECK-SAME: tensor<1x?x8xf32, #onnx.dims<[1, rows, 8]>> {lockstep.role = "logits"
 // CHECK-NOT: onnx.Range
 // CHECK: %[[U:.*]] = "onnx.Unsqueeze"(%[[POS]], %{{.*}}) : (tensor<?xi64, #onnx.dims<[seq]>>, tensor<1xi64>) -> tensor<1x?xi64, #onnx.dims<[1, seq]>>
 // CHECK: "onnx.Gather"(%{{.*}}, %[[U]])
+// CHECK: %[[H:.*]] = "onnx.ReduceSum"
+// CHECK: %[[G:.*]] = "onnx.Gather"(%[[H]], %[[ROWS]]) <{axis = 1 : i64}> : (tensor<1x?x8xf32, #onnx.dims<[1, seq, 8]>>, tensor<?xi64, #onnx.dims<[rows]>>) -> tensor<1x?x8xf32, #onnx.dims<[1, rows, 8]>>
+// CHECK: %[[L:.*]] = "onnx.MatMul"(%[[G]], %{{.*}}) : {{.*}} -> tensor<1x?x8xf32, #onnx.dims<[1, rows, 8]>>
+// CHECK: return %[[L]]
 func.func @computed_positions(%ids: tensor<?x?xi64, #onnx.dims<[batch, seq]>> {onnx.name = "input_ids"},
                 %pk: tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past, 8]>> {onnx.name = "past.0.key"},
                 %pv: tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past, 8]>> {onnx.name = "past.0.value"})
@@ -97,7 +106,9 @@ func.func @computed_positions(%ids: tensor<?x?xi64, #onnx.dims<[batch, seq]>> {o
       : (tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>) -> tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>
   %t = "onnx.Transpose"(%o) <{perm = array<i64: 0, 2, 1, 3>}> : (tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>) -> tensor<?x?x2x8xf32, #onnx.dims<[batch, seq, 2, 8]>>
   %axes2 = "onnx.Constant"() <{value = dense<2> : tensor<1xi64>}> : () -> tensor<1xi64>
-  %l = "onnx.ReduceSum"(%t, %axes2) <{keepdims = 0 : i64}> : (tensor<?x?x2x8xf32, #onnx.dims<[batch, seq, 2, 8]>>, tensor<1xi64>) -> tensor<?x?x8xf32, #onnx.dims<[batch, seq, 8]>>
+  %h2 = "onnx.ReduceSum"(%t, %axes2) <{keepdims = 0 : i64}> : (tensor<?x?x2x8xf32, #onnx.dims<[batch, seq, 2, 8]>>, tensor<1xi64>) -> tensor<?x?x8xf32, #onnx.dims<[batch, seq, 8]>>
+  %head = "onnx.Weight"() <{file = "w.bin", length = 256 : i64, name = "lm_head", offset = 2048 : i64}> : () -> tensor<8x8xf32>
+  %l = "onnx.MatMul"(%h2, %head) : (tensor<?x?x8xf32, #onnx.dims<[batch, seq, 8]>>, tensor<8x8xf32>) -> tensor<?x?x8xf32, #onnx.dims<[batch, seq, 8]>>
   return %l, %kc, %vc : tensor<?x?x8xf32, #onnx.dims<[batch, seq, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>
 }
 

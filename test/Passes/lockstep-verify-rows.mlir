@@ -116,6 +116,31 @@ func.func @last_token(%pos: tensor<?xi64, #onnx.dims<[seq]>> {lockstep.role = "r
 
 // -----
 
+// Gathering whole token rows at the rows the runtime asks for (logit_rows)
+// keeps each row one token's; gathering them by any other index is a gather
+// along the token axis.
+// CHECK-LABEL: func.func @logit_rows
+func.func @logit_rows(%pos: tensor<?xi64, #onnx.dims<[seq]>> {lockstep.role = "ragged.positions"},
+                      %rows: tensor<?xi64, #onnx.dims<[rows]>> {lockstep.role = "ragged.logit_rows"},
+                      %h: tensor<1x?x16xf32, #onnx.dims<[1, seq, 16]>>)
+    -> tensor<1x?x16xf32, #onnx.dims<[1, rows, 16]>> attributes {lockstep.step = "ragged"} {
+  %g = "onnx.Gather"(%h, %rows) <{axis = 1 : i64}> : (tensor<1x?x16xf32, #onnx.dims<[1, seq, 16]>>, tensor<?xi64, #onnx.dims<[rows]>>) -> tensor<1x?x16xf32, #onnx.dims<[1, rows, 16]>>
+  return %g : tensor<1x?x16xf32, #onnx.dims<[1, rows, 16]>>
+}
+
+// -----
+
+func.func @other_rows(%pos: tensor<?xi64, #onnx.dims<[seq]>> {lockstep.role = "ragged.positions"},
+                      %rows: tensor<?xi64, #onnx.dims<[rows]>>,
+                      %h: tensor<1x?x16xf32, #onnx.dims<[1, seq, 16]>>)
+    -> tensor<1x?x16xf32, #onnx.dims<[1, rows, 16]>> attributes {lockstep.step = "ragged"} {
+  // expected-error @+1 {{mixes the rows of different requests: a gather along the token axis}}
+  %g = "onnx.Gather"(%h, %rows) <{axis = 1 : i64}> : (tensor<1x?x16xf32, #onnx.dims<[1, seq, 16]>>, tensor<?xi64, #onnx.dims<[rows]>>) -> tensor<1x?x16xf32, #onnx.dims<[1, rows, 16]>>
+  return %g : tensor<1x?x16xf32, #onnx.dims<[1, rows, 16]>>
+}
+
+// -----
+
 // A function that is not a ragged step is not checked.
 // CHECK-LABEL: func.func @not_ragged
 func.func @not_ragged(%h: tensor<1x?x16xf32, #onnx.dims<[1, seq, 16]>>) -> tensor<1x1x16xf32, #onnx.dims<[1, 1, 16]>> {
