@@ -168,26 +168,19 @@ struct RaggedStepPass : public lockstep::impl::RaggedStepBase<RaggedStepPass> {
   }
 
   /// `positions` [seq] (i64) plus `add`, as a value of dims `d` (leading
-  /// dims of 1 or batch, then seq) and element type `elt`.
+  /// dims of 1, then seq: the batch dim is bound to 1 already) and element
+  /// type `elt`.
   FailureOr<Value> shapedPositions(OpBuilder &b, Operation *at, const ServingRoles &roles,
                                    Value positions, const Dims &d, Type elt, int64_t add) {
-    MLIRContext *ctx = b.getContext();
-    func::FuncOp func = at->getParentOfType<func::FuncOp>();
     Location loc = at->getLoc();
-    DimExpr seq = DimExpr::symbol(roles.seq), batch = DimExpr::symbol(roles.batch);
+    DimExpr seq = DimExpr::symbol(roles.seq);
     SmallVector<int64_t> axes;
-    Dims ones;
-    bool batched = false;
     for (unsigned i = 0; i + 1 < d.size(); ++i)
-      if (d[i] == DimExpr(1) || d[i] == batch) {
+      if (d[i] == DimExpr(1))
         axes.push_back(i);
-        ones.push_back(DimExpr(1));
-        batched |= d[i] == batch;
-      }
-    ones.push_back(seq);
     if (d.empty() || d.back() != seq || axes.size() + 1 != d.size())
       return at->emitError("the ragged step cannot give these positions: they "
-                           "are not [batch or 1, ..., seq]");
+                           "are not [1, ..., seq]");
     auto i64 = b.getI64Type();
     Value p = positions;
     if (add) {
@@ -196,29 +189,8 @@ struct RaggedStepPass : public lockstep::impl::RaggedStepBase<RaggedStepPass> {
       p = AddOp::create(b, loc, p.getType(), p, c);
     }
     if (!axes.empty())
-      p = UnsqueezeOp::create(b, loc, getSymbolicTensorType(i64, ones), p, Value(),
+      p = UnsqueezeOp::create(b, loc, getSymbolicTensorType(i64, d), p, Value(),
                               b.getDenseI64ArrayAttr(axes));
-    if (batched) {
-      // Broadcast to [batch, ..]: the shape read from the token ids.
-      Value ids = func.getArgument(roles.tokenIds);
-      SmallVector<Value> parts;
-      auto t1 = RankedTensorType::get({1}, i64);
-      for (const DimExpr &e : d) {
-        Operation *part =
-            e == DimExpr(1)
-                ? ConstantOp::create(b, loc, t1, DenseElementsAttr::get(t1, ArrayRef<int64_t>{1}))
-                      .getOperation()
-                : ShapeOp::create(b, loc, t1, ids, b.getI64IntegerAttr(e == batch ? 0 : 1),
-                                  b.getI64IntegerAttr(e == batch ? 1 : 2))
-                      .getOperation();
-        part->setAttr("onnx.sym", DimsAttr::get(ctx, {e}));
-        parts.push_back(part->getResult(0));
-      }
-      auto shapeType = RankedTensorType::get({(int64_t)d.size()}, i64);
-      auto shape = ConcatOp::create(b, loc, shapeType, parts, b.getI64IntegerAttr(0));
-      shape->setAttr("onnx.sym", DimsAttr::get(ctx, d));
-      p = ExpandOp::create(b, loc, getSymbolicTensorType(i64, d), p, shape);
-    }
     if (elt != i64) {
       int64_t to = isa<FloatType>(elt) ? (elt.isF64() ? 11 : 1)
                    : cast<IntegerType>(elt).getWidth() == 32 ? 6 : 7;
@@ -386,6 +358,10 @@ struct RaggedStepPass : public lockstep::impl::RaggedStepBase<RaggedStepPass> {
     OpBuilder b(ctx);
     Block &body = func.getBody().front();
     Operation *ret = body.getTerminator();
+    // The batch dim is 1: static from here on (the tokens of all requests
+    // share the seq dim).
+    bindToOne(func, roles.batch);
+    func.setType(FunctionType::get(ctx, body.getArgumentTypes(), ret->getOperandTypes()));
 
     // The cache streams: Concat(past, new) along axis 2 of [batch, H, past, D].
     struct Stream {
@@ -526,9 +502,6 @@ struct RaggedStepPass : public lockstep::impl::RaggedStepBase<RaggedStepPass> {
     Value rowsArg;
     if (!selectLogitRows(func, roles, rowsArg, rows))
       (void)func.eraseArgument(func.getNumArguments() - 1);
-    // The batch dim is 1: static from here on (the tokens of all requests
-    // share the seq dim).
-    bindToOne(func, roles.batch);
     SmallVector<Type> results;
     for (Value r : ret->getOperands())
       results.push_back(r.getType());

@@ -122,9 +122,9 @@ func.func @computed_positions(%ids: tensor<?x?xi64, #onnx.dims<[batch, seq]>> {o
 // CHECK-SAME: %[[POS:arg[0-9]+]]: tensor<?xi64, #onnx.dims<[seq]>> {lockstep.role = "ragged.positions"
 // CHECK-NOT: onnx.CumSum
 // CHECK: %[[P1:.*]] = "onnx.Add"(%[[POS]], %{{.*}}) : (tensor<?xi64, #onnx.dims<[seq]>>, tensor<1xi64>)
-// CHECK: %[[U:.*]] = "onnx.Unsqueeze"(%[[P1]]) <{axes = array<i64: 0>}>
-// CHECK: %[[E:.*]] = "onnx.Expand"(%[[U]], %{{.*}}) : {{.*}} -> tensor<1x?xi64, #onnx.dims<[1, seq]>>
-// CHECK: %[[F:.*]] = "onnx.Cast"(%[[E]]) <{saturate = 1 : i64, to = 1 : i64}>
+// CHECK: %[[U:.*]] = "onnx.Unsqueeze"(%[[P1]]) <{axes = array<i64: 0>}> : {{.*}} -> tensor<1x?xi64, #onnx.dims<[1, seq]>>
+// CHECK-NOT: onnx.Expand
+// CHECK: %[[F:.*]] = "onnx.Cast"(%[[U]]) <{saturate = 1 : i64, to = 1 : i64}>
 // CHECK: %[[S:.*]] = "onnx.Sub"(%[[F]]
 // CHECK: %[[I:.*]] = "onnx.Cast"(%[[S]])
 // CHECK: %[[O:.*]] = "onnx.Add"(%[[I]], %{{.*}}) : (tensor<1x?xi64, #onnx.dims<[1, seq]>>, tensor<i64>)
