@@ -224,13 +224,8 @@ int lockstep::run::runGenerate(int argc, char **argv) {
   catchSigint(false);
   module.setThreadPool(nullptr);
 
-  // What is done is written, even after a failure or an interrupt.
-  if (!a.logitsOut.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(a.logitsOut, ec);
-    if (ec)
-      return failure("cannot create '" + a.logitsOut + "': " + ec.message());
-  }
+  // What is done is written, even after a failure or an interrupt (the
+  // directory was made and checked before the run).
   int64_t okCount = 0, generated = 0;
   for (size_t i = 0; i < res.requests.size(); ++i) {
     const RequestResult &r = res.requests[i];
