@@ -13,7 +13,13 @@ exporter fails on HF graphs without a cache): inputs input_ids [batch, seq]
 (and attention_mask [batch, seq] for the *_mask variants); output logits.
 Lockstep introduces the KV cache for these itself.
 
-usage: export_torch.py OUT_DIR [--extra] [--no-cache]
+With --window, decoders whose attention is not plain causal (sliding
+windows, alternating local and global layers, Gemma 2's score softcapping):
+KV-cache exports with both exporters and whole-sequence exports, written as
+{arch}_{dynamo18,legacy17,nocache}.onnx. The export example's past (16) is
+longer than every window here, so no branch on a short context is traced.
+
+usage: export_torch.py OUT_DIR [--extra] [--no-cache] [--window]
 """
 import os
 import sys
@@ -77,6 +83,35 @@ EXTRA_ARCHS = {
 }
 
 
+# Attention that is not plain causal (`export_torch.py OUT --window`). The
+# windows differ from model to model on purpose, and from the layers' order:
+# Qwen2 slides on its later layers, Gemma 2 and 3 alternate local and global.
+WINDOW_ARCHS = {
+    "mistral_sw": lambda: transformers.MistralConfig(**_small, num_key_value_heads=2,
+                                                     sliding_window=8),
+    "qwen2_sw": lambda: transformers.Qwen2Config(**_small, num_key_value_heads=2,
+                                                 use_sliding_window=True,
+                                                 sliding_window=12,
+                                                 max_window_layers=1),
+    "starcoder2_sw": lambda: transformers.Starcoder2Config(**_small,
+                                                           num_key_value_heads=2,
+                                                           sliding_window=7),
+    "gemma2_sw": lambda: transformers.Gemma2Config(
+        **{**_small, "num_hidden_layers": 4}, num_key_value_heads=2, head_dim=16,
+        sliding_window=6, attn_logit_softcapping=50.0, final_logit_softcapping=30.0,
+        query_pre_attn_scalar=16, pad_token_id=0, bos_token_id=1, eos_token_id=2),
+    "gemma3_sw": lambda: transformers.Gemma3TextConfig(
+        **{**_small, "num_hidden_layers": 3}, num_key_value_heads=2, head_dim=16,
+        sliding_window=10,
+        layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+        pad_token_id=0, bos_token_id=1, eos_token_id=2),
+}
+# Softcapping exists only in the eager attention of transformers; SDPA drops it.
+ATTN_IMPL = {"gemma2_sw": "eager"}
+
+ALL_ARCHS = {**ARCHS, **EXTRA_ARCHS, **WINDOW_ARCHS}
+
+
 class KVWrapper(torch.nn.Module):
     """Explicit past/present tensors around a model that takes a Cache."""
 
@@ -112,17 +147,21 @@ class NoCacheWrapper(torch.nn.Module):
         return out.logits
 
 
-def export_nocache(arch, with_mask, out_dir):
+def export_nocache(arch, with_mask, out_dir, name=None):
     wrapper, layers, _, _ = build(arch)
     wrapper = NoCacheWrapper(wrapper.model, layers, with_mask)
     g = torch.Generator().manual_seed(1)
     ids = torch.randint(0, 256, (2, 5), generator=g)
     args = (ids, torch.ones(2, 5, dtype=torch.int64)) if with_mask else (ids,)
     ins = ["input_ids", "attention_mask"] if with_mask else ["input_ids"]
-    path = os.path.join(out_dir, f"{arch}_nocache{'_mask' if with_mask else ''}.onnx")
+    path = os.path.join(out_dir, name or
+                        f"{arch}_nocache{'_mask' if with_mask else ''}.onnx")
     B = torch.export.Dim("batch", min=1, max=64)
     S = torch.export.Dim("seq", min=2, max=128)
     shapes = tuple({0: B, 1: S} for _ in ins)
+    if arch in WINDOW_ARCHS:  # trace a context longer than the window
+        ids = torch.randint(0, 256, (2, 20), generator=g)
+        args = (ids,)
     with torch.no_grad():
         prog = torch.onnx.export(wrapper, args, dynamo=True, opset_version=18,
                                  input_names=ins, output_names=["logits"],
@@ -131,7 +170,7 @@ def export_nocache(arch, with_mask, out_dir):
     import numpy as np
     import onnxruntime as ort
     sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    for batch, seq in ((2, 5), (1, 9), (3, 2)):
+    for batch, seq in ((2, 5), (1, 9), (3, 2), (1, 40)):
         a = torch.randint(0, 256, (batch, seq), generator=g)
         feed = {"input_ids": a.numpy()}
         targs = (a,)
@@ -149,8 +188,9 @@ def export_nocache(arch, with_mask, out_dir):
 
 def build(arch):
     torch.manual_seed(0)
-    config = {**ARCHS, **EXTRA_ARCHS}[arch]()
-    model = AutoModelForCausalLM.from_config(config).eval().float()
+    config = ALL_ARCHS[arch]()
+    impl = {"attn_implementation": ATTN_IMPL[arch]} if arch in ATTN_IMPL else {}
+    model = AutoModelForCausalLM.from_config(config, **impl).eval().float()
     layers = config.num_hidden_layers
     heads = config.num_attention_heads
     kv = getattr(config, "num_key_value_heads", None) or heads
@@ -179,7 +219,8 @@ def names(layers):
 
 def export(arch, exporter, out_dir):
     wrapper, layers, kv, head_dim = build(arch)
-    args = example(layers, kv, head_dim)
+    args = example(layers, kv, head_dim,
+                   past=16 if arch in WINDOW_ARCHS else 4)
     ins, outs = names(layers)
     path = os.path.join(out_dir, f"{arch}_{exporter}.onnx")
     with torch.no_grad():
@@ -224,8 +265,9 @@ def check(path, wrapper, args):
     import onnxruntime as ort
     sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     names_in = [i.name for i in sess.get_inputs()]
-    for a in (args, example(wrapper.layers, args[2].shape[1], args[2].shape[3],
-                            batch=3, seq=5, past=0)):
+    kv, hd = args[2].shape[1], args[2].shape[3]
+    for a in (args, example(wrapper.layers, kv, hd, batch=3, seq=5, past=0),
+              example(wrapper.layers, kv, hd, batch=1, seq=4, past=30)):
         feed = {n: t.numpy() for n, t in zip(names_in, a)}
         got = sess.run(None, feed)
         with torch.no_grad():
@@ -241,6 +283,23 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     print("torch", torch.__version__, "transformers", transformers.__version__)
     ok = True
+    if "--window" in sys.argv:
+        for arch in WINDOW_ARCHS:
+            for exporter in ("dynamo18", "legacy17", "nocache"):
+                print(f"== {arch} {exporter}", flush=True)
+                try:
+                    if exporter == "nocache":
+                        path = export_nocache(arch, False, out_dir,
+                                              f"{arch}_nocache.onnx")
+                    else:
+                        path, wrapper, ex = export(arch, exporter, out_dir)
+                    print(f"  wrote {path} ({os.path.getsize(path)} bytes)")
+                    if exporter != "nocache":
+                        check(path, wrapper, ex)
+                except Exception:
+                    ok = False
+                    traceback.print_exc()
+        sys.exit(0 if ok else 1)
     if "--no-cache" in sys.argv:
         for arch in {**ARCHS, **EXTRA_ARCHS}:
             for with_mask in ((False, True) if arch in ARCHS else (False,)):
