@@ -92,6 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlir::PassManager serving(&ctx);
   auto &s = serving.nest<mlir::func::FuncOp>();
   s.addPass(lockstep::createRecognizeAttention());
+  s.addPass(lockstep::createProveMask());
   s.addPass(lockstep::createIntroduceKVCache());
   if (mlir::failed(serving.run(*module)))
     return 0;

@@ -4,8 +4,10 @@
 // KV cache: for each lockstep.attention, in program order, a past input for
 // its keys and one for its values ([.., past, ..] where the keys have the new
 // tokens' length), concatenated in front of the new keys and values, which
-// become present outputs. The attention reads the concatenation and becomes
-// causal (query i is position past + i), replacing the graph's own mask.
+// become present outputs. The attention reads the concatenation; its mask,
+// which lockstep-prove-mask must have proven causal (or a sliding window),
+// now counts from absolute position 0 (query i is position past + i). An
+// attention with a mask not so proven leaves the graph without a cache.
 // Positions that the graph computes itself (from a Range or a CumSum, not from
 // an input) are shifted by past where they are used: as indices of a
 // position table (a Gather of a weight), and as the integers cast to floats
@@ -57,6 +59,16 @@ struct IntroduceKVCachePass
     });
     if (leftover)
       return;
+    // Each attention's mask must be proven a causal kind: the cache turns
+    // the whole-sequence mask into one over absolute positions.
+    for (ls::AttentionOp a : attention)
+      if (!a.getCausal()) {
+        auto why = a->getAttrOfType<StringAttr>(kMaskUnprovenAttr);
+        a.emitWarning("attention whose mask is not proven causal or a sliding "
+                      "window (")
+            << (why ? why.getValue() : StringRef("no mask")) << "): the KV cache is not introduced";
+        return;
+      }
     // The new tokens' length: the keys' position dim, one symbol, the
     // queries' too.
     std::optional<std::string> seq;
@@ -125,7 +137,7 @@ struct IntroduceKVCachePass
       auto c = ls::AttentionOp::create(b, a.getLoc(), a.getOutput().getType(), a.getQuery(),
                                        k, v, Value(), Value(), a.getKeyScale(), a.getScale(),
                                        a.getScaleDivides(), a.getZeroEmptyRows(),
-                                       /*causal=*/true);
+                                       /*causal=*/true, a.getWindowAttr(), a.getSoftcapAttr());
       a.getOutput().replaceAllUsesWith(c.getOutput());
       a.erase();
     }

@@ -388,6 +388,13 @@ struct RaggedStepPass : public lockstep::impl::RaggedStepBase<RaggedStepPass> {
       return func.emitError("the ragged step needs the attention recognized "
                             "(lockstep-recognize-attention found none)");
     for (ls::AttentionOp a : attention)
+      if (!a.getCausal()) {
+        auto why = a->getAttrOfType<StringAttr>(kMaskUnprovenAttr);
+        return a.emitError("the ragged step serves attention whose mask is proven "
+                           "causal or a sliding window; this one's is not (")
+               << (why ? why.getValue() : StringRef("no mask")) << ")";
+      }
+    for (ls::AttentionOp a : attention)
       if (!streamOf.count(skipIdentity(a.getKey())) ||
           !streamOf.count(skipIdentity(a.getValue())))
         return a.emitError("the ragged step needs attention over the cache "
@@ -444,7 +451,8 @@ struct RaggedStepPass : public lockstep::impl::RaggedStepBase<RaggedStepPass> {
       auto p = ls::PagedAttentionOp::create(
           b, a.getLoc(), a.getOutput().getType(), a.getQuery(), k.fresh, v.fresh,
           func.getArgument(k.pool), func.getArgument(v.pool), positions, seqStarts, tables,
-          a.getKeyScale(), a.getScale(), a.getScaleDivides(), a.getZeroEmptyRows());
+          a.getKeyScale(), a.getScale(), a.getScaleDivides(), a.getZeroEmptyRows(),
+          a.getWindowAttr(), a.getSoftcapAttr());
       if (failed(mlir::verify(p))) // the diagnostic names the node
         return failure();
       a.getOutput().replaceAllUsesWith(p.getOutput());

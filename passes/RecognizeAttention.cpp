@@ -5,8 +5,10 @@
 // a rank-4 score tensor, whose only consumer (possibly through the
 // Where(IsNaN(p), 0, p) guard of exported SDPA) is the MatMul with the
 // values, and whose input is MatMul(query, keys transposed), optionally
-// scaled by a scalar (Mul or Div) and then masked (Add of a float mask, or
-// Where(mask, scores, fill)). The keys' side is unwound to [B, Hk, Sk, D]:
+// scaled by a scalar (Mul or Div), maybe softcapped (Mul(Tanh(Div(s, c)), c),
+// Gemma 2), and then masked (Add of a float mask, or Where(mask, scores,
+// fill)). The mask stays the graph's own operand here: lockstep-prove-mask
+// replaces it with a kind (causal, sliding window) only where it proves it. The keys' side is unwound to [B, Hk, Sk, D]:
 // a scalar Mul becomes key_scale, the transpose (Transpose, or the
 // Reshape/Transpose/Reshape that dynamo emits) is dropped, and the
 // Unsqueeze/Expand/Reshape that repeats key and value heads for
@@ -18,6 +20,8 @@
 #include "lockstep/Passes/Passes.h"
 
 #include "mlir/IR/Matchers.h"
+
+#include <cmath>
 
 namespace lockstep {
 #define GEN_PASS_DEF_RECOGNIZEATTENTION
@@ -110,9 +114,42 @@ std::pair<Value, int64_t> ungroup(Value x) {
   return {z, *g};
 }
 
+/// The value of a scalar floating-point constant, if `v` is one.
+std::optional<double> scalarConstant(Value v) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  if (!c || !isScalar(v))
+    return std::nullopt;
+  auto dense = dyn_cast<DenseFPElementsAttr>(c.getValue());
+  if (!dense || dense.getNumElements() != 1)
+    return std::nullopt;
+  return (*dense.getValues<APFloat>().begin()).convertToDouble();
+}
+
+/// Logit softcapping as Gemma 2 writes it: Mul(Tanh(Div(s, c)), c) with one
+/// positive constant c, each step used once. Returns (s, c).
+std::optional<std::pair<Value, double>> peelSoftcap(Value v) {
+  auto mul = v.getDefiningOp<MulOp>();
+  if (!mul)
+    return std::nullopt;
+  for (unsigned side = 0; side < 2; ++side) {
+    std::optional<double> c1 = scalarConstant(mul->getOperand(1 - side));
+    auto tanh = mul->getOperand(side).getDefiningOp<TanhOp>();
+    auto div = tanh ? tanh->getOperand(0).getDefiningOp<DivOp>() : nullptr;
+    if (!c1 || !div || !tanh->getResult(0).hasOneUse() || !div.getC().hasOneUse())
+      continue;
+    std::optional<double> c2 = scalarConstant(div.getB());
+    if (!c2 || *c1 != *c2 || !(*c1 > 0) || !std::isfinite(*c1) ||
+        symbolicDimsOrEmpty(div.getA()) != symbolicDimsOrEmpty(v))
+      continue;
+    return std::make_pair(div.getA(), *c1);
+  }
+  return std::nullopt;
+}
+
 struct Match {
   Value query, keysT, value, mask, fill, scale, keyScale;
   bool divides = false, zeroEmpty = false;
+  std::optional<double> softcap;
   Operation *result; // the MatMul with the values
 };
 
@@ -120,12 +157,25 @@ struct Match {
 std::optional<Match> matchAt(SoftmaxOp sm) {
   Match m;
   Value x = sm.getInput();
+  // No-op Casts before the softmax.
+  while (auto c = x.getDefiningOp<CastOp>()) {
+    if (c.getInput().getType() != x.getType() || !x.hasOneUse())
+      break;
+    x = c.getInput();
+  }
   Dims xd = symbolicDimsOrEmpty(x);
   if (xd.size() != 4 || (sm.getAxis() != -1 && sm.getAxis() != 3))
     return std::nullopt;
   // The probabilities' one consumer: the MatMul with the values, maybe
-  // behind the NaN guard.
+  // behind the NaN guard, and maybe behind a Cast to their own type (a
+  // no-op: eager attention's `softmax(.., dtype=float32).to(dtype)`).
   Value p = sm.getOutput();
+  while (p.hasOneUse()) {
+    auto c = dyn_cast<CastOp>(*p.getUsers().begin());
+    if (!c || c.getOutput().getType() != p.getType())
+      break;
+    p = c.getOutput();
+  }
   if (!p.hasOneUse() && !p.hasNUses(2))
     return std::nullopt;
   if (p.hasNUses(2)) {
@@ -161,6 +211,8 @@ std::optional<Match> matchAt(SoftmaxOp sm) {
   } else if (auto add = x.getDefiningOp<AddOp>()) {
     // The scores are the operand that comes from a MatMul, maybe scaled.
     auto scores = [](Value v) {
+      if (auto capped = peelSoftcap(v))
+        v = capped->first;
       Operation *d = v.getDefiningOp();
       if (d && isa<MulOp, DivOp>(d))
         return llvm::any_of(d->getOperands(),
@@ -175,6 +227,13 @@ std::optional<Match> matchAt(SoftmaxOp sm) {
   }
   if (s != x && (!s.hasOneUse() || symbolicDimsOrEmpty(s) != xd || !x.hasOneUse()))
     return std::nullopt;
+  // Softcapping between the scale and the mask.
+  if (auto capped = peelSoftcap(s)) {
+    if (!capped->first.hasOneUse())
+      return std::nullopt;
+    s = capped->first;
+    m.softcap = capped->second;
+  }
   // The scale.
   Value dot = s;
   if (auto mul = s.getDefiningOp<MulOp>()) {
@@ -249,7 +308,8 @@ struct RecognizeAttentionPass
       auto attn = ls::AttentionOp::create(
           b, loc, m->result->getResult(0).getType(), m->query, k, v, m->mask,
           m->fill, m->keyScale, m->scale, m->divides, m->zeroEmpty,
-          /*causal=*/false);
+          /*causal=*/false, /*window=*/IntegerAttr(),
+          m->softcap ? b.getF64FloatAttr(*m->softcap) : FloatAttr());
       LogicalResult valid = success();
       {
         // Shapes the op does not take leave the subgraph as it is, silently.

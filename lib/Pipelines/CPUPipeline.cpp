@@ -40,7 +40,7 @@ lockstep::buildServingPipeline(mlir::OpPassManager &pm, const CodegenOptions &op
   if (!options.recognizeAttention)
     return mlir::success();
   return mlir::parsePassPipeline(
-      "func.func(lockstep-recognize-attention, lockstep-introduce-kv-cache)", pm,
+      "func.func(lockstep-recognize-attention, lockstep-prove-mask, lockstep-introduce-kv-cache)", pm,
       llvm::errs());
 }
 

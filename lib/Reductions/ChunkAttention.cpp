@@ -7,7 +7,10 @@
 //
 //   dot[b,hk,g,i,k]   = Σ_d fma(q[b,hk·G+g,i,d], k'[b,hk,k,d])   (unmarked:
 //                       the pass chunks it like any contraction)
-//   x[b,hk,g,i,k]     = scale and mask applied to dot
+//   x[b,hk,g,i,k]     = scale, softcap and mask (the graph's operand, or the
+//                       proven causal kind: keys past the query's position,
+//                       and with a window W keys at or before position − W,
+//                       are −inf) applied to dot
 //   per chunk j of k (width C, from key 0):
 //     m_j  = max x,   s_j = Σ exp(x − m_j),   o_j[e] = Σ fma(exp(x − m_j), v[e], ·)
 //   merged over j left to right into (m, l, o), then y = o / l.
@@ -27,8 +30,13 @@
 // row of position min(k, positions[t]) of t's request, through its block
 // table. The score and value generics take `rows` as an operand (sliced and
 // chunked like the values of lockstep.attention) and read the pools at
-// those rows in their bodies. Keys past t's position are masked with −inf,
-// as `causal` does.
+// those rows in their bodies. Keys past t's position (and outside its
+// window) are masked with −inf, as `causal` does.
+//
+// A chunk whose keys are all masked has m_j = −inf, and the merge then
+// keeps (m, l, o) as they were, by a select: an exact no-op, −0.0 included.
+// So the padded key axis (MB·BS changes with the batch) and the chunks
+// before a window cannot change a bit.
 //
 //===----------------------------------------------------------------------===//
 #include "lockstep/Dialect/Lockstep/LockstepDialect.h"
@@ -204,6 +212,8 @@ namespace {
 struct AttentionParts {
   Value q, k, v, mask, fill, keyScale, scale;
   bool divides = false, zeroEmpty = false, causal = false;
+  int64_t window = 0;             // causal: keep the last `window` keys (0: all)
+  std::optional<double> softcap;  // s = tanh(s / c) * c
   PagedSource *paged = nullptr; // with k and v null
   Value positions;              // paged: [T] i64
   OpFoldResult keyLength;       // paged: MB·BS
@@ -265,12 +275,14 @@ FailureOr<Value> expandAttention(RewriterBase &rw, Operation *op, AttentionParts
   Value x = dot;
   Value mask = P.mask, fill = P.fill, scale = P.scale;
   bool causal = P.causal;
+  int64_t window = P.window;
+  std::optional<double> softcap = P.softcap;
   // Causal: query i is key position i + (Sk - Sq); paged: positions[i].
   Value shift;
   if (causal && !paged)
     shift = arith::SubIOp::create(rw, loc, getValueOrCreateConstantIndexOp(rw, loc, sk),
                                   getValueOrCreateConstantIndexOp(rw, loc, sq));
-  if (mask || scale || causal) {
+  if (mask || scale || causal || softcap) {
     SmallVector<Value> ins{dot};
     SmallVector<AffineMap> maps{B.map(5, {0, 1, 2, 3, 4})};
     if (paged) {
@@ -319,6 +331,13 @@ FailureOr<Value> expandAttention(RewriterBase &rw, Operation *op, AttentionParts
                                   : arith::MulFOp::create(b, l, s, a[i]).getResult();
                       ++i;
                     }
+                    if (softcap) {
+                      // The graph's order: a division, tanh, a product.
+                      Value c = B.cst(b, l, *softcap);
+                      s = arith::DivFOp::create(b, l, s, c);
+                      s = math::TanhOp::create(b, l, s);
+                      s = arith::MulFOp::create(b, l, s, c);
+                    }
                     if (mask) {
                       if (fill)
                         s = arith::SelectOp::create(b, l, a[i], s, a[i + 1]);
@@ -331,6 +350,14 @@ FailureOr<Value> expandAttention(RewriterBase &rw, Operation *op, AttentionParts
                       Value last = paged ? toIndex(b, l, a[1])
                                          : arith::AddIOp::create(b, l, qi, shift).getResult();
                       Value keep = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ule, ki, last);
+                      if (window > 0) {
+                        // And t - W < k, written k + W > t (no underflow).
+                        Value w = arith::ConstantIndexOp::create(b, l, window);
+                        Value inside = arith::CmpIOp::create(
+                            b, l, arith::CmpIPredicate::ugt,
+                            arith::AddIOp::create(b, l, ki, w), last);
+                        keep = arith::AndIOp::create(b, l, keep, inside);
+                      }
                       s = arith::SelectOp::create(b, l, keep, s, B.negInf(b, l));
                     }
                     return s;
@@ -368,10 +395,7 @@ FailureOr<Value> expandAttention(RewriterBase &rw, Operation *op, AttentionParts
         ValueRange{st.m, st.s, st.o}, ValueRange{mInit, lInit, oInit},
         SmallVector<AffineMap>{stat, stat, oj, out, out, out}, it,
         [&](OpBuilder &b, Location bl, ValueRange a) {
-          StatsBuilder::Weights w = B.weights(b, bl, a[3], a[0]);
-          linalg::YieldOp::create(b, bl,
-                                  ValueRange{w.max, B.blend(b, bl, a[4], w.alpha, a[1], w.beta),
-                                             B.blend(b, bl, a[5], w.alpha, a[2], w.beta)});
+          linalg::YieldOp::create(b, bl, B.merge(b, bl, a[3], a[4], a[5], a[0], a[1], a[2]));
         });
     B.mark(merged, C, "combine");
     Value m = merged.getResult(0);
@@ -390,11 +414,7 @@ FailureOr<Value> expandAttention(RewriterBase &rw, Operation *op, AttentionParts
           SmallVector<AffineMap>{rows, rows, id, id, id, id},
           SmallVector<Iter>(5, Iter::parallel),
           [&](OpBuilder &b, Location bl, ValueRange a) {
-            StatsBuilder::Weights w = B.weights(b, bl, a[3], a[0]);
-            linalg::YieldOp::create(
-                b, bl,
-                ValueRange{w.max, B.blend(b, bl, a[4], w.alpha, a[1], w.beta),
-                           B.blend(b, bl, a[5], w.alpha, a[2], w.beta)});
+            linalg::YieldOp::create(b, bl, B.merge(b, bl, a[3], a[4], a[5], a[0], a[1], a[2]));
           });
       m = fin.getResult(0);
       l = fin.getResult(1);
@@ -436,6 +456,9 @@ FailureOr<Value> lockstep::chunkAttention(RewriterBase &rw, ls::AttentionOp op, 
   P.divides = op.getScaleDivides();
   P.zeroEmpty = op.getZeroEmptyRows();
   P.causal = op.getCausal();
+  P.window = (int64_t)op.getWindow().value_or(0);
+  if (auto c = op.getSoftcap())
+    P.softcap = c->convertToDouble();
   P.Hk = op.getKey().getType().getDimSize(1);
   P.Dv = op.getValue().getType().getDimSize(3);
   return expandAttention(rw, op, P, C);
@@ -533,6 +556,9 @@ FailureOr<Value> lockstep::chunkPagedAttention(RewriterBase &rw, ls::PagedAttent
   P.divides = op.getScaleDivides();
   P.zeroEmpty = op.getZeroEmptyRows();
   P.causal = true;
+  P.window = (int64_t)op.getWindow().value_or(0);
+  if (auto c = op.getSoftcap())
+    P.softcap = c->convertToDouble();
   P.positions = positions;
   P.Hk = op.getKey().getType().getDimSize(1);
   P.Dv = op.getValue().getType().getDimSize(3);

@@ -58,6 +58,22 @@ struct StatsBuilder {
     beta = mlir::arith::SelectOp::create(b, l, isNegInf(b, l, mj), cst(b, l, 0.0), beta);
     return {mn, alpha, beta};
   }
+  /// One left-to-right merge step of (m, l, o) with a chunk's (mj, sj, oj):
+  /// the new max, l·α + sj·β and o·α + oj·β. A chunk whose max is −inf
+  /// (every key masked) leaves (m, l, o) exactly as they are, by a select,
+  /// so that any number of masked chunks is an exact no-op (even for an o
+  /// of −0.0, which o·1 + 0 would turn into +0.0).
+  llvm::SmallVector<mlir::Value, 3> merge(mlir::OpBuilder &b, mlir::Location l,
+                                          mlir::Value m, mlir::Value ls, mlir::Value o,
+                                          mlir::Value mj, mlir::Value sj, mlir::Value oj) {
+    Weights w = weights(b, l, m, mj);
+    mlir::Value nl = blend(b, l, ls, w.alpha, sj, w.beta);
+    mlir::Value no = blend(b, l, o, w.alpha, oj, w.beta);
+    mlir::Value skip = isNegInf(b, l, mj);
+    return {mlir::arith::SelectOp::create(b, l, skip, m, w.max),
+            mlir::arith::SelectOp::create(b, l, skip, ls, nl),
+            mlir::arith::SelectOp::create(b, l, skip, o, no)};
+  }
   /// acc·α + x·β: two products and a sum, no fma.
   mlir::Value blend(mlir::OpBuilder &b, mlir::Location l, mlir::Value acc,
                     mlir::Value alpha, mlir::Value x, mlir::Value beta) {

@@ -74,6 +74,47 @@ def RecognizeAttention : Pass<"lockstep-recognize-attention", "mlir::func::FuncO
   let dependentDialects = ["::lockstep::onnxir::ONNXDialect", "::lockstep::ls::LockstepDialect"];
 }
 
+def ProveMask : Pass<"lockstep-prove-mask", "mlir::func::FuncOp"> {
+  let summary = "Prove each attention's mask causal or a sliding window, by evaluating it";
+  let description = [{
+    Runs after lockstep-recognize-attention. For each `lockstep.attention`
+    that carries the graph's own mask, it evaluates the mask subgraph at
+    compile time (no runtime, no guess) over a grid of context sizes and
+    compares every element with the predicates it supports:
+    - causal: the query at position t keeps keys 0..t;
+    - causal with a sliding window of W: it keeps keys t-W+1..t (W is read
+      off the evaluation, the same for every query and size).
+
+    Queries are the last Sq of Sk keys, Sq the symbol of the new tokens and
+    Sk - Sq zero or the past's symbol; the batch is 1. The grid covers
+    context lengths 1 to 12, several larger ones, and c-1 to c+2, 2c and
+    2c+1 for every integer constant c of the mask subgraph (where a window
+    is written), each with several Sq. Inputs read by value get what the
+    serving runtime feeds them: the positions input absolute positions, an
+    input that feeds masks only (an attention mask) ones. Kept is a true
+    boolean or an additive 0; masked is false, or -1e30 and below (float
+    min, -inf), and a boolean mask's fill must be -1e30 or below.
+
+    A proven mask is replaced by `causal` (and `window`); the mask subgraph
+    is erased when nothing else reads it. A mask that is not proven (a
+    different predicate, a bias such as ALiBi, a flipped position, an op the
+    evaluator does not cover, an input whose values it would have to guess)
+    stays as the graph's operand, and the attention gets
+    `lockstep.mask_unproven` with the reason: it is served exactly as the
+    graph computes it, or refused where a proven kind is needed. An
+    attention without any mask is marked too: it is not causal.
+
+    Example: `lockstep.attention %q, %k, %v mask %m` whose %m is
+    `Where(And(k > t - 8, k <= t), 0, -3.4e38)` becomes
+    `lockstep.attention %q, %k, %v {causal, window = 8 : i64}`.
+  }];
+  let statistics = [
+    Statistic<"numProven", "proven", "masks proven causal or a sliding window">,
+    Statistic<"numUnproven", "unproven", "masks left as the graph's operand">
+  ];
+  let dependentDialects = ["::lockstep::onnxir::ONNXDialect", "::lockstep::ls::LockstepDialect"];
+}
+
 def IntroduceKVCache : Pass<"lockstep-introduce-kv-cache", "mlir::func::FuncOp"> {
   let summary = "Give a whole-sequence decoder a KV cache";
   let description = [{

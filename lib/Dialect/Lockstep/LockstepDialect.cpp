@@ -33,6 +33,16 @@ bool isScalar(RankedTensorType t) {
 
 } // namespace
 
+/// A window of at least one position; a softcap that is positive and finite.
+static LogicalResult verifyWindowSoftcap(Operation *op, std::optional<uint64_t> window,
+                                         std::optional<APFloat> softcap) {
+  if (window && (int64_t)*window < 1)
+    return op->emitOpError("window must be at least 1 position");
+  if (softcap && (!softcap->isFiniteNonZero() || softcap->isNegative()))
+    return op->emitOpError("softcap must be positive and finite");
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   auto q = getQuery().getType(), k = getKey().getType(), v = getValue().getType(),
        o = getOutput().getType();
@@ -80,6 +90,10 @@ LogicalResult AttentionOp::verify() {
     }
   if (getCausal() && getMask())
     return emitOpError("a causal attention takes no mask");
+  if (getWindow() && !getCausal())
+    return emitOpError("a window needs causal");
+  if (failed(verifyWindowSoftcap(*this, getWindow(), getSoftcap())))
+    return failure();
   if (getScaleDivides() && !getScale())
     return emitOpError("scale_divides without a scale");
   return success();
@@ -133,6 +147,8 @@ LogicalResult PagedAttentionOp::verify() {
         return emitOpError("key_scale and scale must be single elements of the "
                            "query's element type");
     }
+  if (failed(verifyWindowSoftcap(*this, getWindow(), getSoftcap())))
+    return failure();
   if (getScaleDivides() && !getScale())
     return emitOpError("scale_divides without a scale");
   return success();

@@ -13,4 +13,11 @@
 #define GET_OP_CLASSES
 #include "lockstep/Dialect/Lockstep/LockstepOps.h.inc"
 
+namespace lockstep {
+/// On a lockstep.attention that keeps the graph's own mask: why
+/// lockstep-prove-mask did not prove it a causal kind (a string). Passes
+/// that need a proven kind quote it in their diagnostics.
+inline constexpr char kMaskUnprovenAttr[] = "lockstep.mask_unproven";
+} // namespace lockstep
+
 #endif

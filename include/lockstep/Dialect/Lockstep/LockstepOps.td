@@ -25,12 +25,17 @@ def Lockstep_AttentionOp : Lockstep_Op<"attention",
       `key_scale` is given (a scalar);
     - `s = dot * scale`, or `dot / scale` with `scale_divides`, when `scale`
       (a scalar) is given;
+    - with `softcap` c: `s = tanh(s / c) * c` (Gemma 2's logit softcapping,
+      in the graph's order: a division, Lockstep's own tanh, a product);
     - with a `mask` of element type i1 and a `fill` scalar:
       `x = mask ? s : fill`; with a floating-point `mask`: `x = s + mask`.
-      The mask broadcasts numpy-style to [B, H, Sq, Sk].
-    - with `causal` (and no mask): query i keeps keys k <= i + (Sk − Sq), the
-      others are −inf: the queries are the last Sq positions of the Sk keys.
-      lockstep-introduce-kv-cache sets it where it adds the cache.
+      The mask broadcasts numpy-style to [B, H, Sq, Sk]. This is the graph's
+      own mask, served as the graph computes it.
+    - with `causal` (and no mask): query i, at position t = i + (Sk − Sq),
+      keeps keys k <= t, the others are −inf: the queries are the last Sq
+      positions of the Sk keys. With `window` W as well, it keeps only the
+      W keys t − W < k <= t (a sliding window). lockstep-prove-mask sets
+      these where it has proven that the graph's mask is that predicate.
 
     The softmax over k and the product with `value` follow the contract's
     chunk-local statistics, with chunks of width C counted from key 0. For
@@ -62,7 +67,8 @@ def Lockstep_AttentionOp : Lockstep_Op<"attention",
                        Optional<AnyRankedTensor>:$key_scale,
                        Optional<AnyRankedTensor>:$scale,
                        UnitAttr:$scale_divides, UnitAttr:$zero_empty_rows,
-                       UnitAttr:$causal);
+                       UnitAttr:$causal, OptionalAttr<I64Attr>:$window,
+                       OptionalAttr<F64Attr>:$softcap);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` $mask^)? (`fill` $fill^)?
@@ -74,7 +80,7 @@ def Lockstep_AttentionOp : Lockstep_Op<"attention",
 
 def Lockstep_PagedAttentionOp : Lockstep_Op<"paged_attention",
     [Pure, AttrSizedOperandSegments]> {
-  let summary = "causal attention of a ragged step over a paged KV cache";
+  let summary = "causal (or sliding-window) attention of a ragged step over a paged KV cache";
   let description = [{
     The attention of the ragged `step` (the serving ABI): the T new tokens
     of R requests, request r owning tokens [seq_starts[r], seq_starts[r+1]),
@@ -100,8 +106,9 @@ def Lockstep_PagedAttentionOp : Lockstep_Op<"paged_attention",
 
     The scores, the softmax and the product with the values are those of
     `lockstep.attention` with `causal` (the same `key_scale`, `scale`,
-    `scale_divides` and `zero_empty_rows`), over a key axis of length
-    MB · BS whose positions past `positions[t]` are masked with −inf. Chunks
+    `scale_divides`, `zero_empty_rows`, `window` and `softcap`), over a key
+    axis of length MB · BS whose positions past `positions[t]` (and, with
+    `window` W, at or before `positions[t] − W`) are masked with −inf. Chunks
     of width C count from position 0 of the request, so a token gets the
     same bits as from `lockstep.attention` over its request's contiguous
     cache, in any step of any batch.
@@ -121,7 +128,9 @@ def Lockstep_PagedAttentionOp : Lockstep_Op<"paged_attention",
                        AnyRankedTensor:$seq_starts, AnyRankedTensor:$block_tables,
                        Optional<AnyRankedTensor>:$key_scale,
                        Optional<AnyRankedTensor>:$scale,
-                       UnitAttr:$scale_divides, UnitAttr:$zero_empty_rows);
+                       UnitAttr:$scale_divides, UnitAttr:$zero_empty_rows,
+                       OptionalAttr<I64Attr>:$window,
+                       OptionalAttr<F64Attr>:$softcap);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $key_pool `,` $value_pool `,` $positions `,`
