@@ -38,6 +38,12 @@ namespace {
 
 using Dims = SmallVector<DimExpr>;
 
+/// The window of `a`'s proven causal kind, as the op's attribute.
+IntegerAttr windowAttr(OpBuilder &b, ls::AttentionOp a) {
+  int64_t w = servingCausalWindow(a).value_or(0);
+  return w ? b.getI64IntegerAttr(w) : IntegerAttr();
+}
+
 struct IntroduceKVCachePass
     : public lockstep::impl::IntroduceKVCacheBase<IntroduceKVCachePass> {
   void runOnOperation() override {
@@ -62,7 +68,7 @@ struct IntroduceKVCachePass
     // Each attention's mask must be proven a causal kind: the cache turns
     // the whole-sequence mask into one over absolute positions.
     for (ls::AttentionOp a : attention)
-      if (!a.getCausal()) {
+      if (!servingCausalWindow(a)) {
         auto why = a->getAttrOfType<StringAttr>(kMaskUnprovenAttr);
         a.emitWarning("attention whose mask is not proven causal or a sliding "
                       "window (")
@@ -137,7 +143,7 @@ struct IntroduceKVCachePass
       auto c = ls::AttentionOp::create(b, a.getLoc(), a.getOutput().getType(), a.getQuery(),
                                        k, v, Value(), Value(), a.getKeyScale(), a.getScale(),
                                        a.getScaleDivides(), a.getZeroEmptyRows(),
-                                       /*causal=*/true, a.getWindowAttr(), a.getSoftcapAttr());
+                                       /*causal=*/true, windowAttr(b, a), a.getSoftcapAttr());
       a.getOutput().replaceAllUsesWith(c.getOutput());
       a.erase();
     }

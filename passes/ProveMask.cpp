@@ -4,7 +4,10 @@
 // mask subgraph (SubgraphEvaluator) over a grid of sizes, and replaces the
 // mask by the kind it proved: `causal`, or `causal` with a sliding `window`
 // of W positions. A mask it cannot prove equal to one of them stays the
-// graph's own operand, with the reason in `lockstep.mask_unproven`; the
+// graph's own operand, with the reason in `lockstep.mask_unproven`. A mask
+// that reads inputs by value is proven for the values the runtime feeds
+// them, and so stays the graph's (which computes it from whatever it is
+// given), with the kind in `lockstep.mask_proven_window`. The
 // passes that need a proven kind (the KV cache introduction, the ragged
 // step) then refuse that attention at its node and quote the reason.
 //
@@ -217,6 +220,28 @@ struct ProveMaskPass : public lockstep::impl::ProveMaskBase<ProveMaskPass> {
         ++numUnproven;
         continue;
       }
+      // A mask that reads inputs by value was proven for the values the
+      // serving runtime feeds; the exported graph keeps computing it from
+      // whatever it is given, so it stays, with the proven kind beside it.
+      llvm::SmallPtrSet<Value, 8> read;
+      SmallVector<Value> own{a.getMask()};
+      if (a.getFill())
+        own.push_back(a.getFill());
+      (void)sliceOf(own, read);
+      if (!read.empty()) {
+        std::string fed;
+        for (Value arg : read) {
+          unsigned i = cast<BlockArgument>(arg).getArgNumber();
+          auto name = func.getArgAttrOfType<StringAttr>(i, "onnx.name");
+          fed += (fed.empty() ? "" : ", ") +
+                 (name ? "'" + name.str() + "'" : "input #" + std::to_string(i)) +
+                 (maskOnly.contains(arg) ? " all ones" : " absolute positions");
+        }
+        a->setAttr(kMaskProvenWindowAttr, b.getI64IntegerAttr(v.window.value_or(0)));
+        a->setAttr(kMaskProvenForAttr, b.getStringAttr(fed));
+        ++numProven;
+        continue;
+      }
       b.setInsertionPoint(a);
       auto c = ls::AttentionOp::create(
           b, a.getLoc(), a.getOutput().getType(), a.getQuery(), a.getKey(), a.getValue(),
@@ -298,12 +323,15 @@ struct ProveMaskPass : public lockstep::impl::ProveMaskBase<ProveMaskPass> {
       SubgraphEvaluator &ev = *evals[key];
       int64_t T = p + s;
       std::optional<EvalTensor> m = ev.eval(a.getMask());
+      std::string failure = m ? std::string() : ev.why();
       std::optional<EvalTensor> fill = a.getFill() ? ev.eval(a.getFill()) : std::nullopt;
+      if (m && a.getFill() && !fill)
+        failure = ev.why();
       if (!m || (a.getFill() && !fill)) {
         if (T > tableBound)
           continue; // past the graph's own tables
         v.why = "its mask cannot be evaluated at past " + std::to_string(p) + ", seq " +
-                std::to_string(s) + ": " + ev.why();
+                std::to_string(s) + ": " + failure;
         return v;
       }
       if (fill && (fill->size() != 1 || !(fill->at(0) <= -1e30))) {

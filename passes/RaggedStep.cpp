@@ -388,7 +388,7 @@ struct RaggedStepPass : public lockstep::impl::RaggedStepBase<RaggedStepPass> {
       return func.emitError("the ragged step needs the attention recognized "
                             "(lockstep-recognize-attention found none)");
     for (ls::AttentionOp a : attention)
-      if (!a.getCausal()) {
+      if (!servingCausalWindow(a)) {
         auto why = a->getAttrOfType<StringAttr>(kMaskUnprovenAttr);
         return a.emitError("the ragged step serves attention whose mask is proven "
                            "causal or a sliding window; this one's is not (")
@@ -452,7 +452,8 @@ struct RaggedStepPass : public lockstep::impl::RaggedStepBase<RaggedStepPass> {
           b, a.getLoc(), a.getOutput().getType(), a.getQuery(), k.fresh, v.fresh,
           func.getArgument(k.pool), func.getArgument(v.pool), positions, seqStarts, tables,
           a.getKeyScale(), a.getScale(), a.getScaleDivides(), a.getZeroEmptyRows(),
-          a.getWindowAttr(), a.getSoftcapAttr());
+          *servingCausalWindow(a) ? b.getI64IntegerAttr(*servingCausalWindow(a)) : IntegerAttr(),
+          a.getSoftcapAttr());
       if (failed(mlir::verify(p))) // the diagnostic names the node
         return failure();
       a.getOutput().replaceAllUsesWith(p.getOutput());

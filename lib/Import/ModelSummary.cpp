@@ -2,6 +2,8 @@
 #include "lockstep/Import/ModelSummary.h"
 
 #include "lockstep/Dialect/ONNX/ONNXDialect.h"
+#include "lockstep/Dialect/Lockstep/LockstepDialect.h"
+#include "lockstep/Serving/Evaluate.h"
 #include "lockstep/Serving/ServingRoles.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringMap.h"
@@ -120,6 +122,36 @@ void lockstep::printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
   } else {
     os << "serving:  none (" << why << ")\n";
   }
+  // Each attention's kind, in program order: the mask proven by
+  // lockstep-prove-mask, or the graph's own, and the score transforms.
+  unsigned layer = 0;
+  func.walk([&](Operation *op) {
+    auto a = dyn_cast<ls::AttentionOp>(op);
+    auto p = dyn_cast<ls::PagedAttentionOp>(op);
+    if (!a && !p)
+      return;
+    bool causal = p || a.getCausal();
+    std::optional<uint64_t> window = p ? p.getWindow() : a.getWindow();
+    std::optional<APFloat> softcap = p ? p.getSoftcap() : a.getSoftcap();
+    os << (layer ? "" : "attention:\n") << "  " << layer++ << ": ";
+    if (causal && window)
+      os << "causal, window " << *window;
+    else if (causal)
+      os << "causal";
+    else if (auto w = op->getAttrOfType<IntegerAttr>(kMaskProvenWindowAttr)) {
+      os << "causal";
+      if (w.getInt())
+        os << ", window " << w.getInt();
+      if (auto fed = op->getAttrOfType<StringAttr>(kMaskProvenForAttr))
+        os << " (the graph's own mask, proven for " << fed.getValue() << ")";
+    } else if (auto why = op->getAttrOfType<StringAttr>(kMaskUnprovenAttr))
+      os << "the graph's own mask (not proven causal: " << why.getValue() << ")";
+    else
+      os << "the graph's own mask";
+    if (softcap)
+      os << ", softcap " << softcap->convertToDouble();
+    os << " (" << describeNode(op) << ")\n";
+  });
   os << "symbols:  ";
   llvm::interleaveComma(symbols, os);
   os << "\n";

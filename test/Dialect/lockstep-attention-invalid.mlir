@@ -66,3 +66,39 @@ func.func @paged_tables(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>, %kp: t
   %o = lockstep.paged_attention %q, %k, %k, %kp, %kp, %pos, %st, %bt : (tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<?x?x2x8xf32>, tensor<?x?x2x8xf32>, tensor<?xi64>, tensor<?xi64>, tensor<?x?xi64>) -> tensor<1x2x?x8xf32>
   return %o : tensor<1x2x?x8xf32>
 }
+
+// -----
+
+// A sliding window is a kind of causal mask: it needs causal.
+func.func @window_not_causal(%q: tensor<1x2x?x8xf32>) -> tensor<1x2x?x8xf32> {
+  // expected-error @+1 {{a window needs causal}}
+  %o = lockstep.attention %q, %q, %q {window = 4 : i64} : (tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>) -> tensor<1x2x?x8xf32>
+  return %o : tensor<1x2x?x8xf32>
+}
+
+// -----
+
+// A window keeps at least the query's own position.
+func.func @window_zero(%q: tensor<1x2x?x8xf32>) -> tensor<1x2x?x8xf32> {
+  // expected-error @+1 {{window must be at least 1 position}}
+  %o = lockstep.attention %q, %q, %q {causal, window = 0 : i64} : (tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>) -> tensor<1x2x?x8xf32>
+  return %o : tensor<1x2x?x8xf32>
+}
+
+// -----
+
+// Softcapping divides by its cap: it must be positive and finite.
+func.func @softcap_negative(%q: tensor<1x2x?x8xf32>) -> tensor<1x2x?x8xf32> {
+  // expected-error @+1 {{softcap must be positive and finite}}
+  %o = lockstep.attention %q, %q, %q {causal, softcap = -5.0 : f64} : (tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>) -> tensor<1x2x?x8xf32>
+  return %o : tensor<1x2x?x8xf32>
+}
+
+// -----
+
+// The same checks hold for the ragged step's attention.
+func.func @paged_window_zero(%q: tensor<1x2x?x8xf32>, %kp: tensor<?x?x2x8xf32>, %pos: tensor<?xi64>, %st: tensor<?xi64>, %bt: tensor<?x?xi32>) -> tensor<1x2x?x8xf32> {
+  // expected-error @+1 {{window must be at least 1 position}}
+  %o = lockstep.paged_attention %q, %q, %q, %kp, %kp, %pos, %st, %bt {window = 0 : i64} : (tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<?x?x2x8xf32>, tensor<?x?x2x8xf32>, tensor<?xi64>, tensor<?xi64>, tensor<?x?xi32>) -> tensor<1x2x?x8xf32>
+  return %o : tensor<1x2x?x8xf32>
+}

@@ -293,6 +293,42 @@ func.func @attention_causal(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>,
 
 // -----
 
+// A sliding window W (proven by lockstep-prove-mask) also drops keys at or
+// before position last - W, written k + W > last so that nothing wraps; a
+// softcap c comes between the scale and the mask, in the graph's order:
+// s / c, tanh, * c. The merge of chunk statistics leaves the accumulators
+// as they are when a chunk's max is -inf (all its keys masked): a select,
+// so that masked chunks (before the window, or past the query) are an
+// exact no-op.
+// CHECK-LABEL: func @attention_window_softcap
+// CHECK: %[[SHIFT:.*]] = arith.subi
+// CHECK: arith.divf %{{.*}}, %{{.*}}
+// CHECK: %[[T:.*]] = math.tanh
+// CHECK: arith.mulf %[[T]]
+// CHECK: %[[I:.*]] = linalg.index 3
+// CHECK: %[[K:.*]] = linalg.index 4
+// CHECK: %[[LAST:.*]] = arith.addi %[[I]], %[[SHIFT]]
+// CHECK: %[[KEEP:.*]] = arith.cmpi ule, %[[K]], %[[LAST]]
+// CHECK: %[[W:.*]] = arith.constant 6 : index
+// CHECK: %[[KW:.*]] = arith.addi %[[K]], %[[W]]
+// CHECK: %[[IN:.*]] = arith.cmpi ugt, %[[KW]], %[[LAST]]
+// CHECK: %[[BOTH:.*]] = arith.andi %[[KEEP]], %[[IN]]
+// CHECK: arith.select %[[BOTH]]
+// CHECK: "combine"
+// CHECK: ^bb0(%[[MJ:[^:]*]]: f32, %[[SJ:[^:]*]]: f32, %[[OJ:[^:]*]]: f32, %[[M:[^:]*]]: f32, %[[L:[^:]*]]: f32, %[[O:[^:]*]]: f32)
+// CHECK: %[[M2:.*]] = arith.select %{{.*}}, %[[M]], %{{.*}} : f32
+// CHECK: %[[L2:.*]] = arith.select %{{.*}}, %[[L]], %{{.*}} : f32
+// CHECK: %[[O2:.*]] = arith.select %{{.*}}, %[[O]], %{{.*}} : f32
+// CHECK: linalg.yield %[[M2]], %[[L2]], %[[O2]]
+func.func @attention_window_softcap(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>,
+                                    %v: tensor<1x2x?x8xf32>) -> tensor<1x2x?x8xf32> {
+  %o = lockstep.attention %q, %k, %v {causal, window = 6 : i64, softcap = 5.0e+01 : f64}
+      : (tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>) -> tensor<1x2x?x8xf32>
+  return %o : tensor<1x2x?x8xf32>
+}
+
+// -----
+
 // lockstep.paged_attention (the ragged step): each token's request is an
 // exact integer count over seq_starts; the new key and value rows are
 // written into the pools first (a loop of insert_slice at each token's

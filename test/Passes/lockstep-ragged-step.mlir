@@ -2,9 +2,8 @@
 
 // A KV-cache decoder becomes the ragged step. The attention over
 // Concat(past, new) reads the paged pools and the new rows; the presents
-// become the new rows; the past inputs go, with the mask built from the past
-// length; the batch size that was read from a past is read from the token
-// ids. New inputs: positions, seq_starts, block_tables and one pool per
+// become the new rows; the past inputs go; the batch size that was read from
+// a past is read from the token ids. New inputs: positions, seq_starts, block_tables and one pool per
 // cache stream, each argument marked with its role. The batch dim is 1 in a
 // ragged step, and becomes a static 1 everywhere. The logits here are not
 // made by a MatMul, so they stay computed for every token (no logit_rows).
@@ -41,16 +40,10 @@ func.func @main(%ids: tensor<?x?xi64, #onnx.dims<[batch, seq]>> {onnx.name = "in
   %q = "onnx.Transpose"(%x) <{perm = array<i64: 0, 2, 1, 3>}> : (tensor<?x?x2x8xf32, #onnx.dims<[batch, seq, 2, 8]>>) -> tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>
   %kc = "onnx.Concat"(%pk, %q) <{axis = 2 : i64}> : (tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>) -> tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>
   %vc = "onnx.Concat"(%pv, %q) <{axis = 2 : i64}> : (tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>) -> tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>
-  // The mask: key position < past + 1 (a stand-in for the exported causal
-  // mask), built from the past length.
-  %pl = "onnx.Shape"(%pk) <{end = 3 : i64, start = 2 : i64}> {onnx.sym = #onnx.dims<[past]>} : (tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past, 8]>>) -> tensor<1xi64>
-  %one = "onnx.Constant"() <{value = dense<1> : tensor<1xi64>}> : () -> tensor<1xi64>
-  %lim = "onnx.Add"(%pl, %one) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
-  %m = "onnx.Less"(%one, %lim) : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi1>
-  %fill = "onnx.Constant"() <{value = dense<-1.0e+09> : tensor<f32>}> : () -> tensor<f32>
+  // Causal, as lockstep-prove-mask proved the graph's mask to be.
   %sc = "onnx.Constant"() <{value = dense<0.5> : tensor<f32>}> : () -> tensor<f32>
-  %o = lockstep.attention %q, %kc, %vc mask %m fill %fill scale %sc {zero_empty_rows}
-      : (tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>, tensor<1xi1>, tensor<f32>, tensor<f32>) -> tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>
+  %o = lockstep.attention %q, %kc, %vc scale %sc {causal, zero_empty_rows}
+      : (tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>, tensor<f32>) -> tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>
   // The batch size, read from a past (as exporters do for reshapes).
   %b = "onnx.Shape"(%pv) <{end = 1 : i64, start = 0 : i64}> {onnx.sym = #onnx.dims<[batch]>} : (tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past, 8]>>) -> tensor<1xi64>
   %ob = "onnx.Expand"(%o, %b) : (tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>, tensor<1xi64>) -> tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>
@@ -198,4 +191,30 @@ func.func @past_read(%ids: tensor<?x?xi64, #onnx.dims<[batch, seq]>> {onnx.name 
 // expected-error @+1 {{the ragged step needs a decoder with a KV cache: no integer input indexes an embedding table (token ids)}}
 func.func @not_a_decoder(%x: tensor<?x8xf32, #onnx.dims<[n, 8]>>) -> tensor<?x8xf32, #onnx.dims<[n, 8]>> {
   return %x : tensor<?x8xf32, #onnx.dims<[n, 8]>>
+}
+
+// -----
+
+// A mask that lockstep-prove-mask could not prove causal (here it kept the
+// graph's mask and said why) is never served as causal: the ragged step
+// refuses the attention at its node and quotes the reason.
+func.func @unproven_mask(%ids: tensor<?x?xi64, #onnx.dims<[batch, seq]>> {onnx.name = "input_ids"},
+                %pk: tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past, 8]>> {onnx.name = "past.0.key"},
+                %pv: tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past, 8]>> {onnx.name = "past.0.value"})
+    -> (tensor<?x?x8xf32, #onnx.dims<[batch, seq, 8]>> {onnx.name = "logits"},
+        tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>> {onnx.name = "present.0.key"},
+        tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>> {onnx.name = "present.0.value"}) {
+  %emb = "onnx.Weight"() <{file = "w.bin", length = 512 : i64, name = "embed", offset = 0 : i64}> : () -> tensor<8x2x8xf32>
+  %x = "onnx.Gather"(%emb, %ids) <{axis = 0 : i64}> : (tensor<8x2x8xf32>, tensor<?x?xi64, #onnx.dims<[batch, seq]>>) -> tensor<?x?x2x8xf32, #onnx.dims<[batch, seq, 2, 8]>>
+  %q = "onnx.Transpose"(%x) <{perm = array<i64: 0, 2, 1, 3>}> : (tensor<?x?x2x8xf32, #onnx.dims<[batch, seq, 2, 8]>>) -> tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>
+  %kc = "onnx.Concat"(%pk, %q) <{axis = 2 : i64}> : (tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>) -> tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>
+  %vc = "onnx.Concat"(%pv, %q) <{axis = 2 : i64}> : (tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>) -> tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>
+  %m = "onnx.Constant"() <{value = dense<-2.0> : tensor<1x1xf32>}> : () -> tensor<1x1xf32>
+  // expected-error @+1 {{the ragged step serves attention whose mask is proven causal or a sliding window; this one's is not (its additive mask holds -2.000000, a bias and not a mask (past 0, seq 2))}}
+  %o = lockstep.attention %q, %kc, %vc mask %m {lockstep.mask_unproven = "its additive mask holds -2.000000, a bias and not a mask (past 0, seq 2)"}
+      : (tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>, tensor<1x1xf32>) -> tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>
+  %t = "onnx.Transpose"(%o) <{perm = array<i64: 0, 2, 1, 3>}> : (tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, seq, 8]>>) -> tensor<?x?x2x8xf32, #onnx.dims<[batch, seq, 2, 8]>>
+  %axes2 = "onnx.Constant"() <{value = dense<2> : tensor<1xi64>}> : () -> tensor<1xi64>
+  %l = "onnx.ReduceSum"(%t, %axes2) <{keepdims = 0 : i64}> : (tensor<?x?x2x8xf32, #onnx.dims<[batch, seq, 2, 8]>>, tensor<1xi64>) -> tensor<?x?x8xf32, #onnx.dims<[batch, seq, 8]>>
+  return %l, %kc, %vc : tensor<?x?x8xf32, #onnx.dims<[batch, seq, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>, tensor<?x2x?x8xf32, #onnx.dims<[batch, 2, past + seq, 8]>>
 }

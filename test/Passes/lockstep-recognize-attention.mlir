@@ -163,3 +163,61 @@ func.func @key_scale_broadcasts(%q: tensor<1x2x4x8xf32>, %k: tensor<8x4xf32>,
   %o = "onnx.MatMul"(%p, %v) : (tensor<1x2x4x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x2x4x8xf32>
   return %o : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// Gemma 2's eager attention: the scaled scores are softcapped (divided by
+// 50, tanh, times 50) before the mask is added, and the softmax runs
+// between no-op Casts to its own type. The softcap is kept in the op, and
+// the Casts go with the subgraph.
+// CHECK-LABEL: func @softcap
+// CHECK: lockstep.attention %arg0, %arg1, %arg2 mask %arg3 scale %{{.*}} {softcap = 5.000000e+01 : f64}
+// CHECK-NOT: onnx.Tanh
+// CHECK-NOT: onnx.Cast
+func.func @softcap(%q: tensor<1x2x?x8xf32, #onnx.dims<[1, 2, s, 8]>>,
+                   %k: tensor<1x2x?x8xf32, #onnx.dims<[1, 2, t, 8]>>,
+                   %v: tensor<1x2x?x8xf32, #onnx.dims<[1, 2, t, 8]>>,
+                   %m: tensor<1x1x?x?xf32, #onnx.dims<[1, 1, s, t]>>)
+    -> tensor<1x2x?x8xf32, #onnx.dims<[1, 2, s, 8]>> {
+  %sc = "onnx.Constant"() <{value = dense<2.500000e-01> : tensor<f32>}> : () -> tensor<f32>
+  %cap = "onnx.Constant"() <{value = dense<5.000000e+01> : tensor<f32>}> : () -> tensor<f32>
+  %cap2 = "onnx.Constant"() <{value = dense<5.000000e+01> : tensor<f32>}> : () -> tensor<f32>
+  %kt = "onnx.Transpose"(%k) <{perm = array<i64: 0, 1, 3, 2>}> : (tensor<1x2x?x8xf32, #onnx.dims<[1, 2, t, 8]>>) -> tensor<1x2x8x?xf32, #onnx.dims<[1, 2, 8, t]>>
+  %s = "onnx.MatMul"(%q, %kt) : (tensor<1x2x?x8xf32, #onnx.dims<[1, 2, s, 8]>>, tensor<1x2x8x?xf32, #onnx.dims<[1, 2, 8, t]>>) -> tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>
+  %ss = "onnx.Mul"(%s, %sc) : (tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>, tensor<f32>) -> tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>
+  %d = "onnx.Div"(%ss, %cap) : (tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>, tensor<f32>) -> tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>
+  %th = "onnx.Tanh"(%d) : (tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>) -> tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>
+  %c = "onnx.Mul"(%th, %cap2) : (tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>, tensor<f32>) -> tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>
+  %x = "onnx.Add"(%c, %m) : (tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>, tensor<1x1x?x?xf32, #onnx.dims<[1, 1, s, t]>>) -> tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>
+  %xc = "onnx.Cast"(%x) <{to = 1 : i64}> : (tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>) -> tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>
+  %p = "onnx.Softmax"(%xc) <{axis = -1 : i64}> : (tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>) -> tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>
+  %pc = "onnx.Cast"(%p) <{to = 1 : i64}> : (tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>) -> tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>
+  %pc2 = "onnx.Cast"(%pc) <{to = 1 : i64}> : (tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>) -> tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>
+  %o = "onnx.MatMul"(%pc2, %v) : (tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>, tensor<1x2x?x8xf32, #onnx.dims<[1, 2, t, 8]>>) -> tensor<1x2x?x8xf32, #onnx.dims<[1, 2, s, 8]>>
+  return %o : tensor<1x2x?x8xf32, #onnx.dims<[1, 2, s, 8]>>
+}
+
+// -----
+
+// A softcap whose two constants differ is not Gemma 2's: not peeled, and
+// then the scores side of the mask Add is not recognized.
+// CHECK-LABEL: func @softcap_mismatch
+// CHECK-NOT: lockstep.attention
+// CHECK: onnx.Softmax
+func.func @softcap_mismatch(%q: tensor<1x2x?x8xf32, #onnx.dims<[1, 2, s, 8]>>,
+                            %k: tensor<1x2x?x8xf32, #onnx.dims<[1, 2, t, 8]>>,
+                            %v: tensor<1x2x?x8xf32, #onnx.dims<[1, 2, t, 8]>>,
+                            %m: tensor<1x1x?x?xf32, #onnx.dims<[1, 1, s, t]>>)
+    -> tensor<1x2x?x8xf32, #onnx.dims<[1, 2, s, 8]>> {
+  %cap = "onnx.Constant"() <{value = dense<5.000000e+01> : tensor<f32>}> : () -> tensor<f32>
+  %cap2 = "onnx.Constant"() <{value = dense<3.000000e+01> : tensor<f32>}> : () -> tensor<f32>
+  %kt = "onnx.Transpose"(%k) <{perm = array<i64: 0, 1, 3, 2>}> : (tensor<1x2x?x8xf32, #onnx.dims<[1, 2, t, 8]>>) -> tensor<1x2x8x?xf32, #onnx.dims<[1, 2, 8, t]>>
+  %s = "onnx.MatMul"(%q, %kt) : (tensor<1x2x?x8xf32, #onnx.dims<[1, 2, s, 8]>>, tensor<1x2x8x?xf32, #onnx.dims<[1, 2, 8, t]>>) -> tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>
+  %d = "onnx.Div"(%s, %cap) : (tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>, tensor<f32>) -> tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>
+  %th = "onnx.Tanh"(%d) : (tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>) -> tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>
+  %c = "onnx.Mul"(%th, %cap2) : (tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>, tensor<f32>) -> tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>
+  %x = "onnx.Add"(%c, %m) : (tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>, tensor<1x1x?x?xf32, #onnx.dims<[1, 1, s, t]>>) -> tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>
+  %p = "onnx.Softmax"(%x) <{axis = -1 : i64}> : (tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>) -> tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>
+  %o = "onnx.MatMul"(%p, %v) : (tensor<1x2x?x?xf32, #onnx.dims<[1, 2, s, t]>>, tensor<1x2x?x8xf32, #onnx.dims<[1, 2, t, 8]>>) -> tensor<1x2x?x8xf32, #onnx.dims<[1, 2, s, 8]>>
+  return %o : tensor<1x2x?x8xf32, #onnx.dims<[1, 2, s, 8]>>
+}

@@ -96,7 +96,11 @@ def ProveMask : Pass<"lockstep-prove-mask", "mlir::func::FuncOp"> {
     min, -inf), and a boolean mask's fill must be -1e30 or below.
 
     A proven mask is replaced by `causal` (and `window`); the mask subgraph
-    is erased when nothing else reads it. A mask that is not proven (a
+    is erased when nothing else reads it. A mask that reads inputs by value
+    was proven only for the values the runtime feeds them, so it stays the
+    graph's, with `lockstep.mask_proven_window` (0: plain causal) and
+    `lockstep.mask_proven_for` beside it; the KV cache introduction and the
+    ragged step, which feed those values, take the proven kind. A mask that is not proven (a
     different predicate, a bias such as ALiBi, a flipped position, an op the
     evaluator does not cover, an input whose values it would have to guess)
     stays as the graph's operand, and the attention gets

@@ -18,6 +18,27 @@ namespace lockstep {
 /// lockstep-prove-mask did not prove it a causal kind (a string). Passes
 /// that need a proven kind quote it in their diagnostics.
 inline constexpr char kMaskUnprovenAttr[] = "lockstep.mask_unproven";
+/// On a lockstep.attention that keeps the graph's own mask because the mask
+/// reads inputs by value (positions, an attention mask): the window (0 for
+/// plain causal) that lockstep-prove-mask proved it to be when those inputs
+/// hold what the serving runtime feeds them (an i64). The exported graph
+/// keeps computing its own mask from whatever it is given; the passes that
+/// adopt the serving runtime's inputs (the KV cache, the ragged step) use
+/// the proven kind.
+inline constexpr char kMaskProvenWindowAttr[] = "lockstep.mask_proven_window";
+/// With kMaskProvenWindowAttr: which inputs were given which values (a string).
+inline constexpr char kMaskProvenForAttr[] = "lockstep.mask_proven_for";
+
+/// The causal kind of `a` for serving: its own `causal` (and `window`), or
+/// the kind lockstep-prove-mask proved for its mask under the serving
+/// runtime's inputs. The window (0: plain causal), or nullopt when neither.
+inline std::optional<int64_t> servingCausalWindow(ls::AttentionOp a) {
+  if (a.getCausal())
+    return (int64_t)a.getWindow().value_or(0);
+  if (auto w = a->getAttrOfType<mlir::IntegerAttr>(kMaskProvenWindowAttr))
+    return w.getInt();
+  return std::nullopt;
+}
 } // namespace lockstep
 
 #endif
