@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <numeric>
 
 using namespace mlir;
@@ -77,13 +78,30 @@ EvalTensor make(Kind k, Shape shape) {
   return t;
 }
 
+/// `v` as an int64, saturated (a double out of range, or NaN, would be
+/// undefined behaviour to convert).
+int64_t toInt(double v) {
+  if (std::isnan(v))
+    return 0;
+  if (v >= 9.2233720368547758e18)
+    return std::numeric_limits<int64_t>::max();
+  if (v <= -9.2233720368547758e18)
+    return std::numeric_limits<int64_t>::min();
+  return (int64_t)v;
+}
+
 void set(EvalTensor &t, int64_t i, double v) {
   if (t.kind == Kind::Float)
     t.floats[i] = v;
   else if (t.kind == Kind::Bool)
     t.ints[i] = v != 0;
   else
-    t.ints[i] = (int64_t)v;
+    t.ints[i] = toInt(v);
+}
+
+/// Element `i` as an integer index: exact for integer tensors.
+int64_t intAt(const EvalTensor &t, int64_t i) {
+  return t.kind == Kind::Float ? toInt(t.floats[i]) : t.ints[i];
 }
 
 Shape strides(ArrayRef<int64_t> shape) {
@@ -140,7 +158,7 @@ std::vector<int64_t> intList(const EvalTensor &t) {
   if (t.kind == Kind::Float) {
     std::vector<int64_t> r;
     for (double d : t.floats)
-      r.push_back((int64_t)d);
+      r.push_back(toInt(d));
     return r;
   }
   return t.ints;
@@ -398,7 +416,7 @@ std::optional<EvalTensor> SubgraphEvaluator::compute(Operation *op, unsigned res
       return fail(op, "has a start, limit or delta that is not one non-zero number");
     double start = s->at(0), limit = l->at(0), delta = d->at(0);
     double n = std::max(std::ceil((limit - start) / delta), 0.0);
-    if (n > (double)maxElements)
+    if (!std::isfinite(n) || n > (double)maxElements)
       return fail(op, "more than " + std::to_string(maxElements) + " elements");
     EvalTensor t = make(rk, {(int64_t)n});
     for (int64_t i = 0; i < (int64_t)n; ++i)
@@ -464,12 +482,19 @@ std::optional<EvalTensor> SubgraphEvaluator::compute(Operation *op, unsigned res
         return std::nullopt;
       ins.push_back(std::move(*x));
     }
+    if (ins.empty())
+      return fail(op, "concatenates nothing");
     int64_t rank = ins[0].shape.size(), axis = normAxis(c.getAxis(), rank);
+    if (axis < 0 || axis >= rank)
+      return fail(op, "has an axis out of range");
     Shape out = ins[0].shape;
     out[axis] = 0;
     for (const EvalTensor &x : ins) {
       if ((int64_t)x.shape.size() != rank)
         return fail(op, "concatenates tensors of different ranks");
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != axis && x.shape[d] != ins[0].shape[d])
+          return fail(op, "concatenates tensors whose other dims differ");
       out[axis] += x.shape[axis];
     }
     EvalTensor t = make(rk, out);
@@ -490,6 +515,8 @@ std::optional<EvalTensor> SubgraphEvaluator::compute(Operation *op, unsigned res
     if (!x || !idx)
       return std::nullopt;
     int64_t rank = x->shape.size(), axis = normAxis(g.getAxis(), rank);
+    if (axis < 0 || axis >= rank)
+      return fail(op, "has an axis out of range");
     Shape out(x->shape.begin(), x->shape.begin() + axis);
     out.append(idx->shape.begin(), idx->shape.end());
     out.append(x->shape.begin() + axis + 1, x->shape.end());
@@ -504,11 +531,11 @@ std::optional<EvalTensor> SubgraphEvaluator::compute(Operation *op, unsigned res
     int64_t k = 0;
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t j = 0; j < idx->size(); ++j) {
-        int64_t i = (int64_t)idx->at(j);
-        if (i < 0)
+        int64_t i = intAt(*idx, j);
+        if (i < 0 && i >= -n)
           i += n;
         if (i < 0 || i >= n)
-          return fail(op, "gathers index " + std::to_string((int64_t)idx->at(j)) +
+          return fail(op, "gathers index " + std::to_string(intAt(*idx, j)) +
                               " out of range " + std::to_string(n));
         for (int64_t c = 0; c < inner; ++c)
           set(t, k++, x->at((o * n + i) * inner + c));
@@ -539,8 +566,8 @@ std::optional<EvalTensor> SubgraphEvaluator::compute(Operation *op, unsigned res
     for (int64_t j = 0; j < tuples; ++j) {
       int64_t base = 0;
       for (int64_t d = 0; d < q; ++d) {
-        int64_t i = (int64_t)idx->at(j * q + d);
-        if (i < 0)
+        int64_t i = intAt(*idx, j * q + d);
+        if (i < 0 && i >= -x->shape[d])
           i += x->shape[d];
         if (i < 0 || i >= x->shape[d])
           return fail(op, "gathers an index out of range");
@@ -579,19 +606,21 @@ std::optional<EvalTensor> SubgraphEvaluator::compute(Operation *op, unsigned res
       return fail(op, "has starts, ends, axes and steps of different lengths");
     Shape lo(rank, 0), step(rank, 1), out = x->shape;
     for (size_t i = 0; i < starts.size(); ++i) {
-      int64_t a = normAxis(axes[i], rank), n = x->shape[a], sp = steps[i];
-      if (a < 0 || a >= rank || sp == 0)
-        return fail(op, "has an axis out of range or a zero step");
+      int64_t a = normAxis(axes[i], rank);
+      if (a < 0 || a >= rank || steps[i] == 0 ||
+          steps[i] == std::numeric_limits<int64_t>::min())
+        return fail(op, "has an axis out of range or a step it does not take");
+      int64_t n = x->shape[a], sp = steps[i];
       // ONNX's clamping: negative indices count from the end; then starts
       // and ends are clamped to [0, n] (positive steps) or to [0, n - 1]
       // and [-1, n - 1] (negative steps).
-      auto norm = [&](int64_t v) { return v < 0 ? v + n : v; };
+      auto norm = [&](int64_t v) { return v < 0 ? (v < -n ? -1 : v + n) : v; };
       int64_t b = sp > 0 ? std::clamp(norm(starts[i]), int64_t(0), n)
                          : std::clamp(norm(starts[i]), int64_t(0), n - 1);
       int64_t e = sp > 0 ? std::clamp(norm(ends[i]), int64_t(0), n)
                          : std::clamp(norm(ends[i]), int64_t(-1), n - 1);
-      int64_t len = sp > 0 ? std::max<int64_t>(0, (e - b + sp - 1) / sp)
-                           : std::max<int64_t>(0, (b - e + (-sp) - 1) / (-sp));
+      int64_t len = sp > 0 ? (e > b ? (e - b - 1) / sp + 1 : 0)
+                           : (b > e ? (b - e - 1) / (-sp) + 1 : 0);
       lo[a] = b;
       step[a] = sp;
       out[a] = len;
@@ -636,7 +665,12 @@ std::optional<EvalTensor> SubgraphEvaluator::compute(Operation *op, unsigned res
     auto x = operand(0), ax = operand(1);
     if (!x || !ax)
       return std::nullopt;
-    int64_t rank = x->shape.size(), axis = normAxis((int64_t)ax->at(0), rank);
+    int64_t rank = x->shape.size();
+    if (ax->size() != 1)
+      return fail(op, "has an axis that is not one number");
+    int64_t axis = normAxis(intAt(*ax, 0), rank);
+    if (axis < 0 || axis >= rank)
+      return fail(op, "has an axis out of range");
     EvalTensor t = make(rk, x->shape);
     Shape xs = strides(x->shape);
     int64_t n = x->shape[axis], stride = xs[axis];
@@ -674,6 +708,14 @@ std::optional<EvalTensor> SubgraphEvaluator::compute(Operation *op, unsigned res
     else
       for (int64_t i = rank - 1; i >= 0; --i)
         perm.push_back(i);
+    SmallVector<bool> used(rank, false);
+    if ((int64_t)perm.size() != rank)
+      return fail(op, "has a permutation of another rank");
+    for (int64_t p : perm) {
+      if (p < 0 || p >= rank || used[p])
+        return fail(op, "has an invalid permutation");
+      used[p] = true;
+    }
     Shape out(rank);
     for (int64_t d = 0; d < rank; ++d)
       out[d] = x->shape[perm[d]];
@@ -699,7 +741,9 @@ std::optional<EvalTensor> SubgraphEvaluator::compute(Operation *op, unsigned res
       auto kt = operand(1);
       if (!kt)
         return std::nullopt;
-      k = (int64_t)kt->at(0);
+      if (kt->size() != 1)
+        return fail(op, "has a k that is not one number");
+      k = intAt(*kt, 0);
     }
     int64_t rank = x->shape.size();
     if (rank < 2)
