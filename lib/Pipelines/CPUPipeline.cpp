@@ -76,7 +76,7 @@ mlir::LogicalResult lockstep::applyStepForm(mlir::ModuleOp module,
     ScopedDiagnosticHandler keep(module.getContext(), [&](Diagnostic &d) {
       if (ragged)
         return failure(); // passed on to the caller's handler
-      if (d.getSeverity() == DiagnosticSeverity::Error && !firstAt) {
+      if (d.getSeverity() == mlir::DiagnosticSeverity::Error && !firstAt) {
         firstAt = d.getLocation();
         first = d.str();
       }

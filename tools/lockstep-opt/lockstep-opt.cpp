@@ -29,6 +29,7 @@
 #include "mlir/InitAllPasses.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/FileSystem.h"
@@ -77,8 +78,8 @@ void printDiagnostic(Diagnostic &diag) {
       node = n.getName().str();
     return WalkResult::advance();
   });
-  const char *sev = diag.getSeverity() == DiagnosticSeverity::Error ? "error"
-                    : diag.getSeverity() == DiagnosticSeverity::Warning
+  const char *sev = diag.getSeverity() == mlir::DiagnosticSeverity::Error ? "error"
+                    : diag.getSeverity() == mlir::DiagnosticSeverity::Warning
                         ? "warning"
                         : "note";
   errs() << (file.empty() ? "lockstep-opt" : file);
@@ -205,6 +206,7 @@ int importMain(int argc, char **argv) {
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
   MLIRContext ctx(registry);
   ctx.printOpOnDiagnostic(false);
   ctx.getDiagEngine().registerHandler(printDiagnostic);
@@ -264,6 +266,7 @@ int main(int argc, char **argv) {
   registry.insert<lockstep::onnxir::ONNXDialect, lockstep::ls::LockstepDialect>();
   registerAllDialects(registry);
   registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
   registerAllPasses();
   lockstep::registerLockstepPasses();
   // What MlirOptMain(argc, argv, name, registry) does, with parseOptions for

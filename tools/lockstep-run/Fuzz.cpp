@@ -236,6 +236,11 @@ int lockstep::run::runFuzz(int argc, char **argv) {
   std::printf("%-22s %lld%s\n", "schedules", (long long)done,
               interrupted().load() ? " (interrupted)" : "");
   std::printf("%-22s %zu\n", "requests", requests.size());
+  // Requests refused when run alone (too long for the model, a bad token)
+  // have no baseline: nothing of theirs is compared.
+  int64_t skipped = int64_t(requests.size()) - okAlone;
+  std::printf("%-22s %lld%s\n", "requests skipped", (long long)skipped,
+              skipped ? " (refused when run alone: nothing to compare)" : "");
   std::printf("%-22s %lld\n", "steps", (long long)totals.steps);
   std::printf("%-22s %lld\n", "preemptions", (long long)totals.preemptions);
   std::printf("%-22s %lld\n", "evictions", (long long)totals.evictions);
@@ -246,13 +251,17 @@ int lockstep::run::runFuzz(int argc, char **argv) {
   std::printf("%-22s %lld\n", "mismatches", (long long)mismatches);
   std::printf("%-22s %.1f\n", "tokens/s", elapsed > 0 ? totals.tokens / elapsed : 0.0);
   std::printf("%-22s %.2f\n", "elapsed s", elapsed);
+  // A campaign that compared nothing proves nothing: it fails.
+  bool nothing = tokensCompared == 0 && !interrupted().load();
   std::printf("verdict: %s\n", mismatches ? "MISMATCH (logits depend on the schedule)"
-                                          : "every logit identical to the baseline");
+                                : nothing  ? "NOTHING COMPARED (no request produced a token "
+                                             "to compare: this campaign proves nothing)"
+                                           : "every logit identical to the baseline");
   std::fflush(stdout);
   if (!report.empty()) {
     std::ofstream f(report);
     f << "{\"schedules\": " << done << ", \"requests\": " << requests.size()
-      << ", \"tokens_compared\": " << tokensCompared
+      << ", \"requests_skipped\": " << skipped << ", \"tokens_compared\": " << tokensCompared
       << ", \"logits_compared\": " << logitsCompared << ", \"mismatches\": " << mismatches
       << ", \"first_mismatch\": " << (first ? jsonMismatch(*first) : "null")
       << ", \"seed\": " << seed << ", \"elapsed_s\": " << elapsed
@@ -266,6 +275,9 @@ int lockstep::run::runFuzz(int argc, char **argv) {
     failure(cmd, "interrupted");
     return kInterruptedStatus;
   }
+  if (nothing)
+    return failure(cmd, "no token was compared (" + std::to_string(skipped) + " of " +
+                            std::to_string(requests.size()) + " requests refused alone)");
   return mismatches ? 1 : 0;
 }
 

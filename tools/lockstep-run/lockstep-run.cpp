@@ -130,9 +130,11 @@ const Subcommand kSubcommands[] = {
      "  --threads N         threads of the compiled code (default 1)\n\n"
      "Prints a progress line on a terminal, each first mismatch (request, position,\n"
      "step, schedule seed, differing logits, largest difference in ulps), and a\n"
-     "summary table. Exit status 0 only when every logit is identical; 1 on a\n"
-     "mismatch or failure; 2 for a bad command line; 130 when SIGINT stopped it\n"
-     "(the summary and report cover the schedules run)."},
+     "summary table. Requests refused when run alone are counted as skipped.\n"
+     "Exit status 0 only when logits were compared and every one is identical; 1\n"
+     "on a mismatch, a failure, or a campaign that compared no token; 2 for a bad\n"
+     "command line; 130 when SIGINT stopped it (the summary and report cover the\n"
+     "schedules run)."},
     {"replay", "replay MODEL.lsa TRACE",
      "Re-run a schedule recorded by fuzz exactly.",
      nullptr,

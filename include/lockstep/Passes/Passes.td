@@ -371,6 +371,94 @@ def DispatchParallel : Pass<"lockstep-dispatch-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def MapToGPU : Pass<"lockstep-map-to-gpu", "mlir::func::FuncOp"> {
+  let summary = "Put every part of a bufferized step that touches data in a gpu.launch";
+  let description = [{
+    Runs on the bufferized step after convert-linalg-to-parallel-loops, for
+    `--target=cuda`. Each top-level `scf.parallel` becomes a `gpu.launch`
+    over its iteration space flattened to one dim (256 threads a block,
+    ceil(N / 256) blocks, one point a thread, guarded by `id < N`); the
+    loop body, its reduction loops included, runs in that thread in its own
+    order, so the mapping never changes a fold. Any other top-level op that
+    reads or writes data (the ragged step's loop that writes new rows into
+    the pools) becomes a launch of one thread: the host never reads device
+    memory. Shape buffers (used only by host stores, loads and
+    `memref.reshape`) become `memref.alloca`, host memory; every other
+    allocation is device memory (see lockstep-device-alloc). Constants read
+    in a launch (`memref.get_global`) are read inside it, so that kernel
+    outlining copies them into the GPU module.
+
+    Example: `scf.parallel (%i, %j) = (0, 0) to (%m, 8)` becomes
+    `gpu.launch blocks(ceil(%m * 8 / 256)) threads(min(%m * 8, 256))` whose
+    thread computes `id = bid * 256 + tid`, and if `id < %m * 8`,
+    `%i = id / 8`, `%j = id % 8` and the body.
+  }];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "parallel loops launched on the GPU">,
+    Statistic<"numSerial", "serial", "ops launched as one GPU thread">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
+}
+
+def GPUExactMath : Pass<"lockstep-gpu-exact-math", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Give a GPU module's math ops their exact PTX instructions, never libdevice";
+  let description = [{
+    Runs on each gpu.module before convert-gpu-to-nvvm, which would turn
+    math ops (and the intrinsics of convert-math-to-llvm) into libdevice
+    calls: `__nv_sqrtf` is `sqrt.approx.f32` (../shared/GPU.md). The math
+    ops left after lockstep-expand-math (fma, sqrt, absf, floor, ceil,
+    trunc, roundeven, round, copysign) become `llvm.call_intrinsic` of the
+    LLVM intrinsic that NVPTX selects as the exact instruction (`fma.rn`,
+    `sqrt.rn`, `cvt.rmi`, ...). Any other math op, and any arith op with
+    fast-math flags, is an error at the op.
+
+    Example: `math.sqrt %x : f32` becomes
+    `llvm.call_intrinsic "llvm.sqrt.f32"(%x) : (f32) -> f32`.
+  }];
+  let statistics = [
+    Statistic<"numReplaced", "replaced", "math ops given exact intrinsics">
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def PTXGate : Pass<"lockstep-ptx-gate", "mlir::ModuleOp"> {
+  let summary = "Fail compilation where a kernel's PTX could differ from the CPU's bits";
+  let description = [{
+    Reads the PTX of every `gpu.binary` (compiled with format=isa) and fails
+    at the launch of the kernel (its ONNX node), naming the kernel and the
+    PTX line, when it finds: an f32/f64 add, sub, mul, fma, div, sqrt or rcp
+    without `.rn`; `.approx` or `.ftz`; `call` or `.extern`; `mma` or
+    `wgmma`; f16, bf16 or tf32 arithmetic. These are the leaks of
+    ../shared/GPU.md, each of which changes bits on an H200: ptxas fuses an
+    unrounded multiply and add; approximate and flushing forms are not
+    IEEE; libdevice and tensor cores are not the CPU's arithmetic.
+
+    Example: a kernel with `mul.f32 %r3, %r1, %r2;` is refused with
+    "PTX gate: kernel 'main_kernel' ..., PTX line 20 `mul.f32 %r3, %r1, %r2`:
+    floating-point 'mul' without .rn (ptxas may fuse or approximate it)".
+  }];
+  let statistics = [
+    Statistic<"numChecked", "checked", "PTX objects read">,
+    Statistic<"numRefused", "refused", "PTX statements refused">
+  ];
+}
+
+def DeviceAlloc : Pass<"lockstep-device-alloc", "mlir::ModuleOp"> {
+  let summary = "Make the host code of a GPU step allocate device memory";
+  let description = [{
+    Runs on the LLVM dialect host module of a `--target=cuda` step. Every
+    buffer the host allocates there is kernel data (lockstep-map-to-gpu made
+    shape buffers stack allocations), so `malloc`, `aligned_alloc` and
+    `free` become `lockstep_device_malloc`, `lockstep_device_aligned_alloc`
+    and `lockstep_device_free` (same signatures), which the runtime's CUDA
+    backend serves from device memory.
+
+    Example: `llvm.call @malloc(%n)` becomes
+    `llvm.call @lockstep_device_malloc(%n)`.
+  }];
+}
+
 def CanonicalReductions : Pass<"lockstep-canonical-reductions", "mlir::func::FuncOp"> {
   let summary = "Rewrite every floating-point sum into the canonical chunked form";
   let description = [{

@@ -1,0 +1,240 @@
+//===- MapToGPU.cpp - The lockstep-map-to-gpu pass ------------------------===//
+//
+// Puts every piece of a bufferized step that touches tensor data on the GPU,
+// so that the host code only allocates, computes sizes and launches:
+//   - each top-level scf.parallel (a linalg op's parallel dims, its
+//     reduction loops inside) becomes a gpu.launch over its iteration space
+//     flattened to one dim: 256 threads a block, ceil(N / 256) blocks, each
+//     thread one point (delinearized, guarded by id < N). The body, its
+//     reduction loops included, runs in that thread in the order it had:
+//     mapping changes where a point is computed, never the order of a fold;
+//   - any other top-level op that reads or writes data in memory (the
+//     ragged step's loop that writes new rows into the pools) becomes a
+//     gpu.launch of one thread, so that the host never reads device memory;
+//   - small buffers that only hold shapes (stored, loaded and read by
+//     memref.reshape on the host) become stack allocations (memref.alloca):
+//     they stay host memory, and every other allocation is device memory
+//     (the host code's malloc and free become the runtime's device
+//     allocator, lockstep-device-alloc);
+//   - constants read inside a launch (memref.get_global) are read there, so
+//     that kernel outlining copies them into the GPU module.
+// A launch of zero points is skipped (scf.if N > 0).
+//
+//===----------------------------------------------------------------------===//
+#include "lockstep/Passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace lockstep {
+#define GEN_PASS_DEF_MAPTOGPU
+#include "lockstep/Passes/Passes.h.inc"
+} // namespace lockstep
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kBlock = 256;
+
+/// The allocation a memref value is a view of (through views and casts).
+Value rootOf(Value v) {
+  while (Operation *d = v.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(d)) {
+      v = view.getViewSource();
+      continue;
+    }
+    if (auto cast = dyn_cast<memref::CastOp>(d)) {
+      v = cast.getSource();
+      continue;
+    }
+    break;
+  }
+  return v;
+}
+
+bool onStack(Value memref) {
+  Operation *d = rootOf(memref).getDefiningOp();
+  return d && isa<memref::AllocaOp>(d);
+}
+
+/// Whether `op` (or an op inside it) reads or writes memory that is not a
+/// host stack buffer.
+bool touchesData(Operation *op) {
+  bool touches = false;
+  op->walk([&](Operation *inner) {
+    if (touches)
+      return WalkResult::interrupt();
+    if (isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(inner))
+      return WalkResult::advance();
+    auto effects = dyn_cast<MemoryEffectOpInterface>(inner);
+    if (!effects) {
+      if (!inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
+          !isMemoryEffectFree(inner))
+        touches = true; // unknown effects
+      return WalkResult::advance();
+    }
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    for (auto &e : list) {
+      if (!isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect()))
+        continue;
+      Value v = e.getValue();
+      if (!v || !isa<MemRefType>(v.getType()) || !onStack(v))
+        touches = true;
+    }
+    return WalkResult::advance();
+  });
+  return touches;
+}
+
+/// An allocation whose every use is a host-side shape access: a scalar store
+/// or load, the shape operand of memref.reshape, or its dealloc.
+bool isShapeBuffer(memref::AllocOp alloc) {
+  auto type = alloc.getType();
+  if (!type.hasStaticShape() || type.getNumElements() > 16 || type.getRank() != 1)
+    return false;
+  for (OpOperand &use : alloc->getUses()) {
+    Operation *u = use.getOwner();
+    if (isa<memref::StoreOp, memref::LoadOp, memref::DeallocOp>(u) &&
+        u->getParentOfType<gpu::LaunchOp>() == nullptr)
+      continue;
+    if (auto r = dyn_cast<memref::ReshapeOp>(u); r && r.getShape() == alloc.getResult())
+      continue;
+    return false;
+  }
+  return true;
+}
+
+struct MapToGPUPass : public lockstep::impl::MapToGPUBase<MapToGPUPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    Block &body = func.getBody().front();
+    // Shape buffers first: host stack memory.
+    SmallVector<memref::AllocOp> shapes;
+    func.walk([&](memref::AllocOp a) {
+      if (isShapeBuffer(a))
+        shapes.push_back(a);
+    });
+    for (memref::AllocOp a : shapes) {
+      OpBuilder b(a);
+      auto alloca = memref::AllocaOp::create(b, a.getLoc(), a.getType());
+      for (Operation *u : llvm::make_early_inc_range(a->getUsers()))
+        if (isa<memref::DeallocOp>(u))
+          u->erase();
+      a.getResult().replaceAllUsesWith(alloca.getResult());
+      a.erase();
+    }
+    for (Operation &op : llvm::make_early_inc_range(body.without_terminator())) {
+      if (auto p = dyn_cast<scf::ParallelOp>(op)) {
+        if (failed(launchParallel(p)))
+          return signalPassFailure();
+        continue;
+      }
+      if (!touchesData(&op))
+        continue;
+      if (op.getNumResults() != 0) {
+        op.emitError("an op that reads or writes device memory and returns values "
+                     "cannot run on the host of a GPU step");
+        return signalPassFailure();
+      }
+      launchSerial(&op);
+    }
+    // Constants read in a launch are read there.
+    func.walk([&](gpu::LaunchOp launch) {
+      llvm::SetVector<Value> used;
+      launch.getBody().walk([&](Operation *inner) {
+        for (Value v : inner->getOperands())
+          if (auto g = v.getDefiningOp<memref::GetGlobalOp>();
+              g && !launch->isProperAncestor(g))
+            used.insert(v);
+      });
+      OpBuilder b = OpBuilder::atBlockBegin(&launch.getBody().front());
+      for (Value v : used) {
+        Operation *clone = b.clone(*v.getDefiningOp());
+        v.replaceUsesWithIf(clone->getResult(0), [&](OpOperand &u) {
+          return launch->isProperAncestor(u.getOwner());
+        });
+      }
+    });
+  }
+
+  /// gpu.launch with one thread running `op`.
+  void launchSerial(Operation *op) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto launch = gpu::LaunchOp::create(b, loc, one, one, one, one, one, one);
+    Block &kb = launch.getBody().front();
+    OpBuilder kbb = OpBuilder::atBlockBegin(&kb);
+    op->moveBefore(&kb, kb.end());
+    kbb.setInsertionPointToEnd(&kb);
+    gpu::TerminatorOp::create(kbb, loc);
+    ++numSerial;
+  }
+
+  /// gpu.launch over the flattened iteration space of `p`.
+  LogicalResult launchParallel(scf::ParallelOp p) {
+    if (p.getNumResults() != 0)
+      return p.emitError("a parallel loop with reductions cannot be mapped to the GPU");
+    OpBuilder b(p);
+    Location loc = p.getLoc();
+    unsigned n = p.getNumLoops();
+    SmallVector<Value> counts;
+    Value total = arith::ConstantIndexOp::create(b, loc, 1);
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    for (unsigned d = 0; d < n; ++d) {
+      Value span = arith::SubIOp::create(b, loc, p.getUpperBound()[d], p.getLowerBound()[d]);
+      Value c = arith::CeilDivUIOp::create(b, loc, span, p.getStep()[d]);
+      // An empty range (upper below lower) is zero points.
+      Value empty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                          p.getUpperBound()[d], p.getLowerBound()[d]);
+      c = arith::SelectOp::create(b, loc, empty, zero, c);
+      counts.push_back(c);
+      total = arith::MulIOp::create(b, loc, total, c);
+    }
+    Value block = arith::ConstantIndexOp::create(b, loc, kBlock);
+    Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, total, zero);
+    auto guard = scf::IfOp::create(b, loc, any, /*withElse=*/false);
+    b.setInsertionPointToStart(&guard.getThenRegion().front());
+    Value grid = arith::CeilDivUIOp::create(b, loc, total, block);
+    Value threads = b.create<arith::MinUIOp>(loc, total, block);
+    auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, threads, one, one);
+    Block &kb = launch.getBody().front();
+    OpBuilder kbb = OpBuilder::atBlockBegin(&kb);
+    Value id = arith::AddIOp::create(
+        kbb, loc, arith::MulIOp::create(kbb, loc, launch.getBlockIds().x, block),
+        launch.getThreadIds().x);
+    Value in = arith::CmpIOp::create(kbb, loc, arith::CmpIPredicate::ult, id, total);
+    auto inside = scf::IfOp::create(kbb, loc, in, /*withElse=*/false);
+    gpu::TerminatorOp::create(kbb, loc);
+    OpBuilder ib = OpBuilder::atBlockBegin(&inside.getThenRegion().front());
+    // Delinearize, last dim fastest.
+    IRMapping map;
+    Value rest = id;
+    SmallVector<Value> ivs(n);
+    for (int d = (int)n - 1; d >= 0; --d) {
+      Value k = d == 0 ? rest : arith::RemUIOp::create(ib, loc, rest, counts[d]).getResult();
+      if (d > 0)
+        rest = arith::DivUIOp::create(ib, loc, rest, counts[d]);
+      ivs[d] = arith::AddIOp::create(ib, loc, p.getLowerBound()[d],
+                                     arith::MulIOp::create(ib, loc, k, p.getStep()[d]));
+    }
+    for (unsigned d = 0; d < n; ++d)
+      map.map(p.getInductionVars()[d], ivs[d]);
+    for (Operation &op : p.getBody()->without_terminator())
+      ib.clone(op, map);
+    p.erase();
+    ++numKernels;
+    return success();
+  }
+};
+
+} // namespace
