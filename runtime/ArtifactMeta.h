@@ -58,6 +58,9 @@ struct ArtifactMeta {
 
 /// The target name of code that CpuModule loads.
 inline constexpr const char *kCpuTarget = "x86_64-cpu";
+/// Host code for x86-64 that launches NVPTX kernels (embedded in it) through
+/// the runtime's CUDA backend; the chip is the `cuda.chip` property.
+inline constexpr const char *kCudaTarget = "x86_64-cuda";
 
 /// Bytes per element of an artifact dtype; 0 when the dtype is unknown.
 size_t dtypeSize(const std::string &dtype);

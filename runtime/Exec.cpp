@@ -101,7 +101,8 @@ bool checkInputs(const ArtifactMeta &meta,
 
 bool runGraphViewsImpl(const LoadedArtifact &artifact, const CpuModule &module,
                        const std::vector<TensorView> &inputs,
-                       std::vector<OutputBuffer> &outputs, std::string &error) {
+                       std::vector<OutputBuffer> &outputs, std::string &error,
+                       DeviceMemory *device) {
   const ArtifactMeta &meta = artifact.meta();
   if (!module.entry()) {
     error = "the artifact's code is not loaded";
@@ -174,32 +175,69 @@ bool runGraphViewsImpl(const LoadedArtifact &artifact, const CpuModule &module,
   alignas(64) static const uint8_t kNothing[64] = {};
   std::vector<MemRefDescriptor> descs;
   descs.reserve(meta.inputs.size() + meta.weights.size() + meta.outputs.size());
-  for (size_t i = 0; i < meta.inputs.size(); ++i)
-    descs.emplace_back(inputs[i].data ? inputs[i].data : kNothing, inputs[i].shape);
+  // With a device, every pointer the entry gets is device memory.
+  struct EndCall {
+    DeviceMemory *d;
+    ~EndCall() {
+      if (d)
+        d->endCall();
+    }
+  } endCall{device};
+  for (size_t i = 0; i < meta.inputs.size(); ++i) {
+    const void *data = inputs[i].data ? inputs[i].data : kNothing;
+    if (device) {
+      uint64_t bytes = dtypeSize(meta.inputs[i].dtype);
+      for (int64_t d : inputs[i].shape)
+        bytes *= uint64_t(d);
+      void *dev = nullptr;
+      if (!device->upload(data, bytes, dev, error))
+        return false;
+      data = dev;
+    }
+    descs.emplace_back(data, inputs[i].shape);
+  }
   for (size_t i = 0; i < meta.weights.size(); ++i) {
-    const uint8_t *data = artifact.weight(i).data;
-    descs.emplace_back(data ? data : kNothing, meta.weights[i].shape);
+    const void *data = artifact.weight(i).data;
+    data = data ? data : kNothing;
+    if (device) {
+      void *dev = nullptr;
+      if (!device->weight(i, data, artifact.weight(i).data ? meta.weights[i].length : 0, dev,
+                          error))
+        return false;
+      data = dev;
+    }
+    descs.emplace_back(data, meta.weights[i].shape);
   }
   outputs.resize(meta.outputs.size());
+  std::vector<void *> deviceOut(meta.outputs.size());
   for (size_t i = 0; i < meta.outputs.size(); ++i) {
     if (!ExecAccess::allocate(outputs[i], outBytes[i], outShapes[i])) {
       error = "out of memory for output " + quoted(meta.outputs[i].name) + " (" +
               std::to_string(outBytes[i]) + " bytes)";
       return false;
     }
-    descs.emplace_back(outputs[i].data(), outShapes[i]);
+    if (device && !device->allocate(outBytes[i], deviceOut[i], error))
+      return false;
+    descs.emplace_back(device ? deviceOut[i] : outputs[i].data(), outShapes[i]);
   }
   std::vector<void *> args;
   for (MemRefDescriptor &d : descs)
     args.push_back(d.get());
 
   module.entry()(args.data());
+  if (device) {
+    if (!device->finish(error))
+      return false;
+    for (size_t i = 0; i < meta.outputs.size(); ++i)
+      if (!device->download(ExecAccess::data(outputs[i]), deviceOut[i], outBytes[i], error))
+        return false;
+  }
   return true;
 }
 
 bool runGraphImpl(const LoadedArtifact &artifact, const CpuModule &module,
                   const std::map<std::string, NpyArray> &inputs,
-                  NamedArrays &outputs, std::string &error) {
+                  NamedArrays &outputs, std::string &error, DeviceMemory *device) {
   const ArtifactMeta &meta = artifact.meta();
   if (!module.entry()) {
     error = "the artifact's code is not loaded";
@@ -221,7 +259,7 @@ bool runGraphImpl(const LoadedArtifact &artifact, const CpuModule &module,
     views[i] = {inBufs[i].data(), meta.inputs[i].dtype, a.shape};
   }
   std::vector<OutputBuffer> outBufs;
-  if (!runGraphViewsImpl(artifact, module, views, outBufs, error))
+  if (!runGraphViewsImpl(artifact, module, views, outBufs, error, device))
     return false;
   outputs.clear();
   for (size_t i = 0; i < meta.outputs.size(); ++i) {
@@ -240,9 +278,10 @@ bool runGraphImpl(const LoadedArtifact &artifact, const CpuModule &module,
 bool lockstep::rt::runGraph(const LoadedArtifact &artifact,
                             const CpuModule &module,
                             const std::map<std::string, NpyArray> &inputs,
-                            NamedArrays &outputs, std::string &error) {
+                            NamedArrays &outputs, std::string &error,
+                            DeviceMemory *device) {
   try {
-    return runGraphImpl(artifact, module, inputs, outputs, error);
+    return runGraphImpl(artifact, module, inputs, outputs, error, device);
   } catch (const std::bad_alloc &) {
     error = "out of memory";
     return false;
@@ -253,9 +292,9 @@ bool lockstep::rt::runGraphViews(const LoadedArtifact &artifact,
                                  const CpuModule &module,
                                  const std::vector<TensorView> &inputs,
                                  std::vector<OutputBuffer> &outputs,
-                                 std::string &error) {
+                                 std::string &error, DeviceMemory *device) {
   try {
-    return runGraphViewsImpl(artifact, module, inputs, outputs, error);
+    return runGraphViewsImpl(artifact, module, inputs, outputs, error, device);
   } catch (const std::bad_alloc &) {
     error = "out of memory";
     return false;

@@ -37,7 +37,8 @@ using NamedArrays = std::vector<std::pair<std::string, NpyArray>>;
 /// returns false and sets `error` to one line.
 bool runGraph(const LoadedArtifact &artifact, const CpuModule &module,
               const std::map<std::string, NpyArray> &inputs,
-              NamedArrays &outputs, std::string &error);
+              NamedArrays &outputs, std::string &error,
+              class DeviceMemory *device = nullptr);
 
 /// Compiled code may assume this alignment of every pointer it gets.
 inline constexpr uintptr_t kMinTensorAlignment = 16;
@@ -80,9 +81,32 @@ private:
 /// shapes and checks every input dim (the messages of runGraph), and leaves
 /// the outputs, in metadata order, in `outputs` (resized to the artifact's
 /// output count). On failure returns false and sets `error` to one line.
+/// Where a device backend keeps a call's tensors: the entry gets device
+/// pointers, inputs are uploaded before it, outputs downloaded after it.
+/// Null (the default) runs on the host's memory.
+class DeviceMemory {
+public:
+  virtual ~DeviceMemory() = default;
+  /// A copy of `bytes` of host memory on the device, for this call.
+  virtual bool upload(const void *host, uint64_t bytes, void *&device,
+                      std::string &error) = 0;
+  /// Weight `index` on the device, uploaded at its first use and kept.
+  virtual bool weight(size_t index, const void *host, uint64_t bytes, void *&device,
+                      std::string &error) = 0;
+  /// Uninitialized device memory for this call.
+  virtual bool allocate(uint64_t bytes, void *&device, std::string &error) = 0;
+  virtual bool download(void *host, const void *device, uint64_t bytes,
+                        std::string &error) = 0;
+  /// Waits for the call's work; reports any error it had.
+  virtual bool finish(std::string &error) = 0;
+  /// Releases this call's memory (not the weights).
+  virtual void endCall() = 0;
+};
+
 bool runGraphViews(const LoadedArtifact &artifact, const CpuModule &module,
                    const std::vector<TensorView> &inputs,
-                   std::vector<OutputBuffer> &outputs, std::string &error);
+                   std::vector<OutputBuffer> &outputs, std::string &error,
+                   DeviceMemory *device = nullptr);
 
 } // namespace lockstep::rt
 

@@ -1,5 +1,6 @@
 //===- ArtifactEmitter.cpp - Compiling a model into an artifact -----------===//
 #include "lockstep/Target/ArtifactEmitter.h"
+#include "lockstep/Target/CUDACodegen.h"
 
 #include "Artifact.h"
 #include "Checksum.h"
@@ -64,8 +65,11 @@ LogicalResult lockstep::emitCPUArtifact(ModuleOp module, const std::string &path
     return module.emitError("no main function");
   rt::ArtifactMeta meta;
   meta.producer = options.producer;
-  meta.target = rt::kCpuTarget;
+  bool cuda = options.codegen.target == "cuda";
+  meta.target = cuda ? rt::kCudaTarget : rt::kCpuTarget;
   meta.properties.push_back({"cpu_level", kCpuLevel});
+  if (cuda)
+    meta.properties.push_back({"cuda.chip", options.codegen.chip});
   meta.properties.push_back({"reduction_policy", options.codegen.reductionPolicy});
   meta.properties.push_back(
       {"attention", options.codegen.recognizeAttention ? "recognized" : "decomposed"});
@@ -143,7 +147,9 @@ LogicalResult lockstep::emitCPUArtifact(ModuleOp module, const std::string &path
   }
 
   PassManager pm(module.getContext());
-  if (failed(buildCPUCodegenPipeline(pm, options.codegen)) || failed(pm.run(module)))
+  if (failed(cuda ? buildCUDACodegenPipeline(pm, options.codegen)
+                  : buildCPUCodegenPipeline(pm, options.codegen)) ||
+      failed(pm.run(module)))
     return failure();
   std::vector<uint8_t> so;
   std::string error;

@@ -10,7 +10,9 @@
 #include "lockstep/Target/CPUCodegen.h"
 
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "lld/Common/Driver.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -51,6 +53,10 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(std::string &error) {
   options.AllowFPOpFusion = llvm::FPOpFusion::Strict;
   options.NoInfsFPMath = false;
   options.NoNaNsFPMath = false;
+  // Constructors (a CUDA step's kernel-module registration) go in
+  // .init_array, which the dynamic loader runs at dlopen; .ctors needs a
+  // crtbegin that an in-process lld link does not add.
+  options.UseInitArray = true;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
       triple, kCPU, "", options, llvm::Reloc::PIC_, std::nullopt,
       llvm::CodeGenOptLevel::Default));
@@ -86,6 +92,10 @@ bool lockstep::emitSharedObject(ModuleOp module, std::vector<uint8_t> &out,
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  // A GPU step's host code: gpu.binary (the kernels' PTX, embedded) and
+  // gpu.launch_func (calls of the runtime's mgpu* launch functions).
+  registerGPUDialectTranslation(registry);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
   module->getContext()->appendDialectRegistry(registry);
 
   llvm::LLVMContext llctx;

@@ -13,6 +13,7 @@
 #include "lockstep/Passes/Passes.h"
 #include "lockstep/Target/ArtifactEmitter.h"
 #include "lockstep/Target/CPUCodegen.h"
+#include "lockstep/Target/CUDACodegen.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -52,8 +53,12 @@ const char *kOverview =
     "      subgraphs are recognized by structure and replaced with\n"
     "      lockstep.attention (--attention=decomposed keeps them op by op),\n"
     "      and a decoder without past/present inputs and outputs gets a KV\n"
-    "      cache (its mask is taken to be causal over one sequence).\n\n"
-    "  lockstep-opt MODEL.onnx [--emit=onnx|onnx-raw|summary|linalg|llvm] [-o FILE]\n"
+    "      cache; masks are proven causal or a sliding window by evaluating\n"
+    "      the graph's own mask, never assumed.\n"
+    "      --target=cuda (or cuda:sm_NN; default sm_90) compiles the step's\n"
+    "      work into NVPTX kernels instead, launched by x86-64 host code, with\n"
+    "      exact math and every kernel's PTX checked (the PTX gate).\n\n"
+    "  lockstep-opt MODEL.onnx [--emit=onnx|onnx-raw|summary|linalg|llvm|ptx] [-o FILE]\n"
     "      Import an ONNX model (binary, with external data, or the ONNX\n"
     "      textual syntax in a .onnxtxt file) and print the onnx dialect\n"
     "      module: onnx-raw right after import, onnx (the default) with\n"
@@ -62,7 +67,8 @@ const char *kOverview =
     "      outputs, serving roles, weights and ops (after attention is\n"
     "      recognized and a KV cache introduced), linalg after lowering to\n"
     "      linalg on tensors with reductions in the canonical form\n"
-    "      (verified), llvm the LLVM dialect.\n\n"
+    "      (verified), llvm the LLVM dialect, ptx (with --target=cuda) the\n"
+    "      PTX of every kernel, gated.\n\n"
     "  lockstep-opt FILE.mlir [--onnx-infer-shapes ...]\n"
     "      Run passes over an MLIR file, like mlir-opt (options below).\n";
 
@@ -144,6 +150,12 @@ int importMain(int argc, char **argv) {
                "lockstep.attention, reduced by the softmax contract; "
                "decomposed: lowered op by op as exported"),
       cl::init("recognized"));
+  cl::opt<std::string> target(
+      "target",
+      cl::desc("cpu (default): x86-64 code; cuda or cuda:sm_NN (default "
+               "sm_90): NVPTX kernels launched by x86-64 host code through "
+               "the runtime's CUDA backend"),
+      cl::init("cpu"));
   cl::opt<std::string> step(
       "step",
       cl::desc("auto (default): a decoder with a KV cache becomes the ragged "
@@ -176,12 +188,23 @@ int importMain(int argc, char **argv) {
   if (emit.empty())
     emit = StringRef(output).ends_with(".lsa") ? "lsa" : "onnx";
   if (emit != "onnx" && emit != "onnx-raw" && emit != "summary" &&
-      emit != "linalg" && emit != "llvm" && emit != "lsa") {
+      emit != "linalg" && emit != "llvm" && emit != "lsa" && emit != "ptx") {
     errs() << "lockstep-opt: unknown --emit value '" << emit
-           << "' (expected onnx, onnx-raw, summary, linalg, llvm or lsa)\n";
+           << "' (expected onnx, onnx-raw, summary, linalg, llvm, ptx or lsa)\n";
     return 2;
   }
   lockstep::ArtifactOptions artifactOptions;
+  {
+    std::string err;
+    if (!lockstep::parseTarget(target, artifactOptions.codegen, err)) {
+      errs() << "lockstep-opt: " << err << "\n";
+      return 2;
+    }
+  }
+  if (emit == "ptx" && artifactOptions.codegen.target != "cuda") {
+    errs() << "lockstep-opt: --emit=ptx needs --target=cuda\n";
+    return 2;
+  }
   artifactOptions.codegen.reductionPolicy = reductionPolicy;
   artifactOptions.codegen.recognizeAttention = attention == "recognized";
   artifactOptions.codegen.stepForm = step;
@@ -228,11 +251,12 @@ int importMain(int argc, char **argv) {
   if (emit == "lsa")
     { std::string outPath = output;
     return failed(lockstep::emitCPUArtifact(*module, outPath, artifactOptions)); }
-  if (emit == "linalg" || emit == "llvm") {
+  if (emit == "linalg" || emit == "llvm" || emit == "ptx") {
     PassManager pm(&ctx);
-    if (failed(emit == "linalg"
-                   ? lockstep::buildLinalgPipeline(pm, artifactOptions.codegen)
-                   : lockstep::buildCPUCodegenPipeline(pm, artifactOptions.codegen)))
+    bool cuda = artifactOptions.codegen.target == "cuda";
+    if (failed(emit == "linalg" ? lockstep::buildLinalgPipeline(pm, artifactOptions.codegen)
+               : cuda           ? lockstep::buildCUDACodegenPipeline(pm, artifactOptions.codegen)
+                                : lockstep::buildCPUCodegenPipeline(pm, artifactOptions.codegen)))
       return 1;
     if (failed(pm.run(*module)))
       return 1;
@@ -242,6 +266,12 @@ int importMain(int argc, char **argv) {
   if (!out) {
     errs() << "lockstep-opt: " << err << "\n";
     return 1;
+  }
+  if (emit == "ptx") {
+    for (auto &[name, ptx] : lockstep::kernelPTX(*module))
+      out->os() << "// ===== " << name << "\n" << ptx;
+    out->keep();
+    return 0;
   }
   if (emit == "summary") {
     lockstep::printModelSummary(*module, out->os());

@@ -11,6 +11,7 @@
 
 #include "Artifact.h"
 #include "CpuBackend.h"
+#include "CudaBackend.h"
 #include "Exec.h"
 #include "Npy.h"
 
@@ -44,7 +45,8 @@ struct Subcommand {
 
 const Subcommand kSubcommands[] = {
     {"exec",
-     "exec MODEL.lsa --input NAME=FILE.npy ... --output-dir DIR [--threads N]",
+     "exec MODEL.lsa --input NAME=FILE.npy ... --output-dir DIR [--threads N] "
+     "[--device cpu|cuda]",
      "Run the graph as it is (no serving transformation) on .npy inputs and "
      "write one .npy per output.",
      nullptr,
@@ -59,7 +61,11 @@ const Subcommand kSubcommands[] = {
      "model's loops (default 1);\n"
      "                         the outputs do not depend on it, bit for bit\n"
      "  --repeat N             run N times and print the min and median run "
-     "time on stderr\n\n"
+     "time on stderr\n"
+     "  --device cpu|cuda      where to run (default cpu): cuda needs an "
+     "artifact compiled with\n"
+     "                         --target=cuda, a CUDA driver and a GPU (its "
+     "absence is a one-line error)\n\n"
      "Each input must have the model's dtype and rank; symbolic dims (batch, "
      "past, ...) are read off\n"
      "the inputs and must agree. bf16 tensors are .npy uint16 holding the raw "
@@ -195,6 +201,7 @@ struct ExecArgs {
   std::string outputDir;
   unsigned threads = 1;
   unsigned repeat = 1; // runs, for timing; the last one's outputs are written
+  std::string device = "cpu";
 };
 
 // Returns 0 when the command line is well formed, else the exit status.
@@ -228,6 +235,10 @@ int parseExecArgs(int argc, char **argv, ExecArgs &out) {
         return usageError("--threads is given twice");
       haveThreads = true;
       out.threads = unsigned(n);
+    } else if (flagValue(argc, argv, i, "--device", value, missing)) {
+      if (missing || (value != "cpu" && value != "cuda"))
+        return usageError("--device takes cpu or cuda");
+      out.device = value;
     } else if (flagValue(argc, argv, i, "--repeat", value, missing)) {
       char *end = nullptr;
       long n = missing ? 0 : std::strtol(value.c_str(), &end, 10);
@@ -281,9 +292,13 @@ int runExec(int argc, char **argv) {
   std::string error;
   LoadedArtifact artifact;
   CpuModule module;
+  bool cuda = args.device == "cuda";
   if (!loadArtifact(args.model, artifact, error) ||
-      !loadCpuModule(artifact, module, error))
+      !(cuda ? loadCudaModule(artifact, module, error) : loadCpuModule(artifact, module, error)))
     return runError(error);
+  std::unique_ptr<CudaMemory> deviceMemory;
+  if (cuda)
+    deviceMemory = std::make_unique<CudaMemory>();
   std::map<std::string, NpyArray> inputs;
   for (const auto &[name, path] : args.inputs)
     if (!readNpy(path, inputs[name], error))
@@ -301,7 +316,7 @@ int runExec(int argc, char **argv) {
   for (unsigned r = 0; ran && r < args.repeat; ++r) {
     outputs.clear();
     auto t0 = std::chrono::steady_clock::now();
-    ran = runGraph(artifact, module, inputs, outputs, error);
+    ran = runGraph(artifact, module, inputs, outputs, error, deviceMemory.get());
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   module.setThreadPool(nullptr);

@@ -30,6 +30,10 @@ struct CodegenOptions {
   /// decoder with a KV cache that allows it, else the graph (with a warning
   /// for a decoder, saying why).
   std::string stepForm = "auto";
+  /// "cpu" (x86-64) or "cuda" (NVPTX kernels for `chip`, launched by the
+  /// host code; see CUDACodegen.h).
+  std::string target = "cpu";
+  std::string chip = "sm_90";
 };
 
 /// Adds the passes that put the onnx form (shapes inferred) in the serving

@@ -1,0 +1,81 @@
+//===- CUDAPipeline.cpp - The passes from the onnx form to NVPTX kernels --===//
+#include "lockstep/Passes/Passes.h"
+#include "lockstep/Target/CUDACodegen.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/raw_ostream.h"
+
+bool lockstep::parseTarget(const std::string &text, CodegenOptions &options,
+                           std::string &error) {
+  llvm::StringRef t(text);
+  if (t == "cpu") {
+    options.target = "cpu";
+    return true;
+  }
+  if (t == "cuda" || t.starts_with("cuda:")) {
+    options.target = "cuda";
+    options.chip = kDefaultCudaChip;
+    if (t.consume_front("cuda:")) {
+      unsigned sm = 0;
+      if (!t.consume_front("sm_") || t.getAsInteger(10, sm) || sm < 50 || sm > 200) {
+        error = "--target=cuda:CHIP takes a chip such as sm_80 or sm_90, not '" +
+                text.substr(5) + "'";
+        return false;
+      }
+      options.chip = "sm_" + std::to_string(sm);
+    }
+    return true;
+  }
+  error = "unknown --target '" + text + "' (expected cpu, cuda or cuda:sm_NN)";
+  return false;
+}
+
+mlir::LogicalResult lockstep::buildCUDACodegenPipeline(mlir::OpPassManager &pm,
+                                                       const CodegenOptions &options) {
+  static bool registered = [] {
+    mlir::registerAllPasses();
+    lockstep::registerLockstepPasses();
+    return true;
+  }();
+  (void)registered;
+  std::string linalg = "convert-onnx-to-linalg, lockstep-canonical-reductions{policy=" +
+                       options.reductionPolicy + "}";
+  if (options.reductionPolicy == "canonical")
+    linalg += ", lockstep-verify-invariance";
+  // Upstream passes are named by their pipeline text, which is stable across
+  // MLIR versions where their C++ constructors are not. The kernels' own
+  // lowering follows ../shared/GPU.md: no fast-math anywhere, exact math
+  // before convert-gpu-to-nvvm (which would call libdevice), PTX (isa) so
+  // that the gate can read every instruction.
+  std::string pipeline =
+      "func.func(" + linalg + ", lockstep-expand-math, lockstep-outputs-to-args),"
+      "one-shot-bufferize{bufferize-function-boundaries "
+      "function-boundary-type-conversion=identity-layout-map},"
+      "buffer-deallocation-pipeline,"
+      "func.func(lockstep-lower-copies, convert-linalg-to-parallel-loops, lockstep-map-to-gpu),"
+      "gpu-launch-sink-index-computations, gpu-kernel-outlining,"
+      "gpu.module(lockstep-gpu-exact-math),"
+      "nvvm-attach-target{chip=" + options.chip + " O=3},"
+      "gpu.module(expand-strided-metadata, lower-affine, convert-scf-to-cf,"
+      " convert-gpu-to-nvvm, canonicalize, cse),"
+      "reconcile-unrealized-casts, gpu-module-to-binary{format=isa}, lockstep-ptx-gate,"
+      "expand-strided-metadata, lower-affine, convert-scf-to-cf,"
+      "finalize-memref-to-llvm, convert-arith-to-llvm, convert-index-to-llvm,"
+      "convert-cf-to-llvm, gpu-to-llvm, convert-func-to-llvm, reconcile-unrealized-casts,"
+      "lockstep-emit-entry, lockstep-device-alloc";
+  return mlir::parsePassPipeline(pipeline, pm, llvm::errs());
+}
+
+std::vector<std::pair<std::string, std::string>>
+lockstep::kernelPTX(mlir::ModuleOp module) {
+  std::vector<std::pair<std::string, std::string>> out;
+  module.walk([&](mlir::gpu::BinaryOp bin) {
+    for (mlir::Attribute a : bin.getObjects())
+      if (auto obj = llvm::dyn_cast<mlir::gpu::ObjectAttr>(a))
+        out.push_back({bin.getSymName().str(), obj.getObject().getValue().str()});
+  });
+  return out;
+}

@@ -1,0 +1,279 @@
+//===- CudaBackend.cpp - Running a CUDA artifact --------------------------===//
+#include "CudaBackend.h"
+
+#include "CudaDriver.h"
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+using namespace lockstep::rt;
+
+namespace {
+
+/// A module registered by an object's constructor, loaded at its first use.
+struct LazyModule {
+  const char *ptx = nullptr;
+  CUmodule module = nullptr;
+  std::unordered_map<const char *, CUfunction> functions; // by name pointer
+};
+
+std::mutex mu;
+std::string firstError;
+std::unordered_map<CUdeviceptr, size_t> liveBlocks;
+std::multimap<size_t, CUdeviceptr> freeBlocks;
+
+void record(const std::string &e) {
+  if (firstError.empty())
+    firstError = e;
+}
+
+const CudaDriver *driverOrRecord() {
+  std::string why;
+  const CudaDriver *d = cudaDriver(why);
+  if (!d)
+    record(why);
+  return d;
+}
+
+size_t roundUp(size_t n) { return n ? (n + 255) / 256 * 256 : 256; }
+
+} // namespace
+
+// The hooks that CUDA artifacts' host code calls (exported by lockstep-run).
+extern "C" {
+
+__attribute__((visibility("default"))) void *mgpuModuleLoadJIT(void *data, int) {
+  auto *m = new LazyModule;
+  m->ptx = static_cast<const char *>(data);
+  return m;
+}
+
+__attribute__((visibility("default"))) void *mgpuModuleLoad(void *data, size_t) {
+  return mgpuModuleLoadJIT(data, 3);
+}
+
+__attribute__((visibility("default"))) void mgpuModuleUnload(void *module) {
+  auto *m = static_cast<LazyModule *>(module);
+  if (!m)
+    return;
+  std::string why;
+  if (m->module)
+    if (const CudaDriver *d = cudaDriver(why))
+      d->cuModuleUnload(m->module);
+  delete m;
+}
+
+__attribute__((visibility("default"))) void *mgpuModuleGetFunction(void *module,
+                                                                  const char *name) {
+  std::lock_guard<std::mutex> lock(mu);
+  auto *m = static_cast<LazyModule *>(module);
+  if (auto it = m->functions.find(name); it != m->functions.end())
+    return it->second;
+  const CudaDriver *d = driverOrRecord();
+  if (!d || !firstError.empty())
+    return nullptr;
+  if (!m->module) {
+    std::string error;
+    if (!d->makeCurrent(error)) {
+      record(error);
+      return nullptr;
+    }
+    if (CUresult r = d->cuModuleLoadData(&m->module, m->ptx)) {
+      record(d->describe(r, "loading a kernel module (cuModuleLoadData)"));
+      return nullptr;
+    }
+  }
+  CUfunction f = nullptr;
+  if (CUresult r = d->cuModuleGetFunction(&f, m->module, name)) {
+    record(d->describe(r, "cuModuleGetFunction") + " for kernel '" + name + "'");
+    return nullptr;
+  }
+  m->functions[name] = f;
+  return f;
+}
+
+__attribute__((visibility("default"))) void *mgpuStreamCreate() {
+  std::string why;
+  const CudaDriver *d = cudaDriver(why);
+  return d ? d->stream : nullptr;
+}
+
+__attribute__((visibility("default"))) void mgpuStreamDestroy(void *) {}
+
+__attribute__((visibility("default"))) void mgpuStreamSynchronize(void *stream) {
+  std::lock_guard<std::mutex> lock(mu);
+  const CudaDriver *d = driverOrRecord();
+  if (!d || !firstError.empty())
+    return;
+  if (CUresult r = d->cuStreamSynchronize(static_cast<CUstream>(stream)))
+    record(d->describe(r, "a kernel (cuStreamSynchronize)"));
+}
+
+__attribute__((visibility("default"))) void
+mgpuLaunchKernel(void *function, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t bx,
+                 intptr_t by, intptr_t bz, int32_t smem, void *stream, void **params,
+                 void **extra, size_t) {
+  std::lock_guard<std::mutex> lock(mu);
+  const CudaDriver *d = driverOrRecord();
+  if (!d || !firstError.empty() || !function)
+    return;
+  if (CUresult r = d->cuLaunchKernel(static_cast<CUfunction>(function), unsigned(gx),
+                                     unsigned(gy), unsigned(gz), unsigned(bx), unsigned(by),
+                                     unsigned(bz), unsigned(smem),
+                                     static_cast<CUstream>(stream), params, extra))
+    record(d->describe(r, "cuLaunchKernel"));
+}
+
+__attribute__((visibility("default"))) void *lockstep_device_malloc(size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu);
+  const CudaDriver *d = driverOrRecord();
+  if (!d)
+    return nullptr;
+  size_t size = roundUp(bytes);
+  CUdeviceptr p = 0;
+  if (auto it = freeBlocks.find(size); it != freeBlocks.end()) {
+    p = it->second;
+    freeBlocks.erase(it);
+  } else if (CUresult r = d->cuMemAlloc(&p, size)) {
+    record(d->describe(r, "cuMemAlloc") + " of " + std::to_string(size) + " bytes");
+    return nullptr;
+  }
+  liveBlocks[p] = size;
+  return reinterpret_cast<void *>(p);
+}
+
+__attribute__((visibility("default"))) void *lockstep_device_aligned_alloc(size_t,
+                                                                          size_t bytes) {
+  return lockstep_device_malloc(bytes); // device blocks are 256-byte aligned
+}
+
+__attribute__((visibility("default"))) void lockstep_device_free(void *ptr) {
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = liveBlocks.find(reinterpret_cast<CUdeviceptr>(ptr));
+  if (it == liveBlocks.end())
+    return;
+  freeBlocks.insert({it->second, it->first});
+  liveBlocks.erase(it);
+}
+
+} // extern "C"
+
+bool lockstep::rt::takeCudaError(std::string &error) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (firstError.empty())
+    return false;
+  error = std::exchange(firstError, std::string());
+  return true;
+}
+
+bool lockstep::rt::loadCudaModule(const LoadedArtifact &artifact, CpuModule &out,
+                                  std::string &error) {
+  if (artifact.meta().target != kCudaTarget) {
+    error = quoted(artifact.path()) + " is compiled for target " +
+            quoted(artifact.meta().target) + ", not " + quoted(kCudaTarget) +
+            " (compile it with --target=cuda)";
+    return false;
+  }
+  std::string why;
+  const CudaDriver *d = cudaDriver(why);
+  if (!d) {
+    error = "--device cuda: " + why;
+    return false;
+  }
+  for (const auto &[key, value] : artifact.meta().properties) {
+    if (key != "cuda.chip")
+      continue;
+    int sm = 0;
+    if (std::sscanf(value.c_str(), "sm_%d", &sm) != 1 || sm > d->major * 10 + d->minor) {
+      error = quoted(artifact.path()) + " is compiled for " + quoted(value) + ", which " +
+              d->name + " (sm_" + std::to_string(d->major * 10 + d->minor) +
+              ") cannot run";
+      return false;
+    }
+  }
+  if (!d->makeCurrent(error))
+    return false;
+  if (!loadCpuModule(artifact.code(), out, error)) {
+    error = quoted(artifact.path()) + ": " + error;
+    return false;
+  }
+  return true;
+}
+
+CudaMemory::~CudaMemory() {
+  for (auto &[i, p] : weights_)
+    lockstep_device_free(p);
+  for (void *p : perCall_)
+    lockstep_device_free(p);
+}
+
+bool CudaMemory::allocate(uint64_t bytes, void *&device, std::string &error) {
+  device = lockstep_device_malloc(bytes);
+  if (!device) {
+    if (!takeCudaError(error))
+      error = "device allocation failed";
+    return false;
+  }
+  perCall_.push_back(device);
+  return true;
+}
+
+bool CudaMemory::upload(const void *host, uint64_t bytes, void *&device,
+                        std::string &error) {
+  if (!allocate(bytes, device, error))
+    return false;
+  std::string why;
+  const CudaDriver *d = cudaDriver(why);
+  if (bytes)
+    if (CUresult r = d->cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(device), host, bytes)) {
+      error = d->describe(r, "cuMemcpyHtoD");
+      return false;
+    }
+  return true;
+}
+
+bool CudaMemory::weight(size_t index, const void *host, uint64_t bytes, void *&device,
+                        std::string &error) {
+  if (auto it = weights_.find(index); it != weights_.end()) {
+    device = it->second;
+    return true;
+  }
+  if (!upload(host, bytes, device, error))
+    return false;
+  perCall_.pop_back(); // kept for the artifact's lifetime, not the call's
+  weights_[index] = device;
+  return true;
+}
+
+bool CudaMemory::download(void *host, const void *device, uint64_t bytes,
+                          std::string &error) {
+  std::string why;
+  const CudaDriver *d = cudaDriver(why);
+  if (bytes)
+    if (CUresult r = d->cuMemcpyDtoH(host, reinterpret_cast<CUdeviceptr>(device), bytes)) {
+      error = d->describe(r, "cuMemcpyDtoH");
+      return false;
+    }
+  return true;
+}
+
+void CudaMemory::endCall() {
+  for (void *p : perCall_)
+    lockstep_device_free(p);
+  perCall_.clear();
+}
+
+bool CudaMemory::finish(std::string &error) {
+  std::string why;
+  const CudaDriver *d = cudaDriver(why);
+  if (CUresult r = d->cuStreamSynchronize(d->stream)) {
+    error = d->describe(r, "the step's kernels (cuStreamSynchronize)");
+    return false;
+  }
+  if (takeCudaError(error))
+    return false;
+  return true;
+}

@@ -1,0 +1,64 @@
+//===- CudaBackend.h - Running a CUDA artifact ------------------*- C++ -*-===//
+//
+// A CUDA artifact's code section is x86-64 host code, like a CPU artifact's,
+// with the kernels' PTX embedded. Its entry takes the same memref
+// descriptors (Exec.h), but every data pointer in them is device memory;
+// the host code only computes sizes, allocates and launches, calling:
+//   - the launch functions of MLIR's GPU lowering (`mgpuModuleLoadJIT`,
+//     `mgpuModuleGetFunction`, `mgpuLaunchKernel`, `mgpuStream*`), which
+//     this backend defines and lockstep-run exports: each module is loaded
+//     once (lazily, at its first kernel, since the object's constructor
+//     registers it while it is being dlopen'ed) and each kernel resolved
+//     once; every launch goes to one stream;
+//   - `lockstep_device_malloc`, `lockstep_device_aligned_alloc` and
+//     `lockstep_device_free` (lockstep-device-alloc), served from device
+//     memory by a caching allocator: a freed block is kept for the next
+//     request of its size, so that steady-state steps allocate nothing.
+// Launch functions return nothing, so a CUDA error is recorded, later
+// launches are skipped, and the caller collects it (takeCudaError) after
+// the entry returns.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOCKSTEP_RUNTIME_CUDABACKEND_H
+#define LOCKSTEP_RUNTIME_CUDABACKEND_H
+
+#include "Artifact.h"
+#include "CpuBackend.h"
+#include "Exec.h"
+
+#include <map>
+#include <string>
+
+namespace lockstep::rt {
+
+/// Loads the host code of a CUDA artifact (target kCudaTarget), after
+/// checking that a CUDA driver and GPU are there and that the GPU can run
+/// the artifact's `cuda.chip`. The module's kernels are loaded at their
+/// first launch.
+bool loadCudaModule(const LoadedArtifact &artifact, CpuModule &out, std::string &error);
+
+/// The first CUDA error since the last call (recorded by the launch and
+/// allocation hooks), or false; clears it.
+bool takeCudaError(std::string &error);
+
+/// Device memory for runGraphViews: inputs and outputs per call, weights
+/// uploaded once per artifact and kept.
+class CudaMemory : public DeviceMemory {
+public:
+  ~CudaMemory() override;
+  bool upload(const void *host, uint64_t bytes, void *&device, std::string &error) override;
+  bool weight(size_t index, const void *host, uint64_t bytes, void *&device,
+              std::string &error) override;
+  bool allocate(uint64_t bytes, void *&device, std::string &error) override;
+  bool download(void *host, const void *device, uint64_t bytes, std::string &error) override;
+  bool finish(std::string &error) override;
+  void endCall() override;
+
+private:
+  std::vector<void *> perCall_;
+  std::map<size_t, void *> weights_;
+};
+
+} // namespace lockstep::rt
+
+#endif
