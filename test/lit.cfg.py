@@ -40,3 +40,24 @@ import glob
 if os.path.exists("/usr/lib/llvm-22/bin/clang++") and glob.glob(
         "/usr/lib/llvm-22/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a"):
     config.available_features.add("libfuzzer")
+
+# CUDA's ptxas (the toolkit, /usr/local/cuda on these machines) checks that
+# the compiler's PTX assembles for sm_90; without it those tests are
+# UNSUPPORTED. A GPU is never needed here: the runtime's CUDA backend is
+# tested against a stand-in driver (test/Runtime/Inputs/fake_cuda.c).
+import shutil
+ptxas = shutil.which("ptxas") or (
+    "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+cc = shutil.which("cc") or shutil.which("gcc")
+if cc:
+    config.available_features.add("cc")
+    config.substitutions.append(("%cc", cc))
+import ctypes
+try:
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass

@@ -1,0 +1,71 @@
+// RUN: lockstep-opt %s --split-input-file --lockstep-map-to-gpu | FileCheck %s
+
+// A parallel loop nest (a linalg op's parallel dims, with its reduction loop
+// inside) becomes one launch over the flattened iteration space: 256
+// threads a block, one point a thread, guarded by id < N, the indices
+// recovered last dim fastest. The reduction loop stays whole, in order, in
+// the thread. No launch for an empty space.
+// CHECK-LABEL: func.func @parallel
+// CHECK: %[[ANY:.*]] = arith.cmpi ugt, %[[N:[0-9]+]], %{{.*}} : index
+// CHECK: scf.if %[[ANY]] {
+// CHECK: %[[GRID:.*]] = arith.ceildivui %[[N]], %c256
+// CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[GRID]]
+// CHECK: %[[ID:.*]] = arith.addi %{{.*}}, %{{.*}}
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[ID]], %[[N]]
+// CHECK: scf.if %[[IN]] {
+// CHECK: arith.remui %[[ID]]
+// CHECK: arith.divui %[[ID]]
+// CHECK: scf.for
+// CHECK: math.fma
+// CHECK: gpu.terminator
+func.func @parallel(%a: memref<?x8xf32>, %b: memref<8x4xf32>, %c: memref<?x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %m = memref.dim %a, %c0 : memref<?x8xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%m, %c4) step (%c1, %c1) {
+    scf.for %k = %c0 to %c8 step %c1 {
+      %x = memref.load %a[%i, %k] : memref<?x8xf32>
+      %y = memref.load %b[%k, %j] : memref<8x4xf32>
+      %z = memref.load %c[%i, %j] : memref<?x4xf32>
+      %f = math.fma %x, %y, %z : f32
+      memref.store %f, %c[%i, %j] : memref<?x4xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A loop that is not parallel but reads and writes data (the ragged step's
+// writing of new rows into the pools) runs as one GPU thread: the host never
+// touches device memory. A shape buffer (stored, loaded and read by
+// memref.reshape on the host) becomes a stack allocation, host memory.
+// CHECK-LABEL: func.func @serial
+// CHECK: %[[ONE:c1_[0-9]+]] = arith.constant 1 : index
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ONE]], {{.*}} = %[[ONE]], {{.*}} = %[[ONE]]) threads({{.*}}) in ({{.*}} = %[[ONE]], {{.*}} = %[[ONE]], {{.*}} = %[[ONE]])
+// CHECK-NEXT: scf.for
+// CHECK: memref.load %arg1
+// CHECK: gpu.terminator
+// CHECK: %[[SHAPE:.*]] = memref.alloca() : memref<2xindex>
+// CHECK: memref.reshape %arg0(%[[SHAPE]])
+// CHECK-NOT: memref.dealloc
+func.func @serial(%src: memref<8xf32>, %idx: memref<4xindex>, %dst: memref<16xf32>) -> memref<2x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  scf.for %t = %c0 to %c4 step %c1 {
+    %p = memref.load %idx[%t] : memref<4xindex>
+    %v = memref.load %src[%t] : memref<8xf32>
+    memref.store %v, %dst[%p] : memref<16xf32>
+  }
+  %shape = memref.alloc() : memref<2xindex>
+  memref.store %c2, %shape[%c0] : memref<2xindex>
+  memref.store %c4, %shape[%c1] : memref<2xindex>
+  %r = memref.reshape %src(%shape) : (memref<8xf32>, memref<2xindex>) -> memref<2x4xf32>
+  memref.dealloc %shape : memref<2xindex>
+  return %r : memref<2x4xf32>
+}
