@@ -93,15 +93,16 @@ bool touchesData(Operation *op) {
 }
 
 /// An allocation whose every use is a host-side shape access: a scalar store
-/// or load, the shape operand of memref.reshape, or its dealloc.
-bool isShapeBuffer(memref::AllocOp alloc) {
+/// or load at the top level of the function (not inside a loop that will be
+/// a kernel), the shape operand of memref.reshape, or its dealloc.
+bool isShapeBuffer(memref::AllocOp alloc, func::FuncOp func) {
   auto type = alloc.getType();
   if (!type.hasStaticShape() || type.getNumElements() > 16 || type.getRank() != 1)
     return false;
   for (OpOperand &use : alloc->getUses()) {
     Operation *u = use.getOwner();
     if (isa<memref::StoreOp, memref::LoadOp, memref::DeallocOp>(u) &&
-        u->getParentOfType<gpu::LaunchOp>() == nullptr)
+        u->getParentOp() == func.getOperation())
       continue;
     if (auto r = dyn_cast<memref::ReshapeOp>(u); r && r.getShape() == alloc.getResult())
       continue;
@@ -119,7 +120,7 @@ struct MapToGPUPass : public lockstep::impl::MapToGPUBase<MapToGPUPass> {
     // Shape buffers first: host stack memory.
     SmallVector<memref::AllocOp> shapes;
     func.walk([&](memref::AllocOp a) {
-      if (isShapeBuffer(a))
+      if (isShapeBuffer(a, func))
         shapes.push_back(a);
     });
     for (memref::AllocOp a : shapes) {
@@ -147,6 +148,7 @@ struct MapToGPUPass : public lockstep::impl::MapToGPUBase<MapToGPUPass> {
       launchSerial(&op);
     }
     // Constants read in a launch are read there.
+    bool hostMemory = false;
     func.walk([&](gpu::LaunchOp launch) {
       llvm::SetVector<Value> used;
       launch.getBody().walk([&](Operation *inner) {
@@ -162,7 +164,22 @@ struct MapToGPUPass : public lockstep::impl::MapToGPUBase<MapToGPUPass> {
           return launch->isProperAncestor(u.getOwner());
         });
       }
+      // Every other buffer a kernel reads must be device memory.
+      launch.getBody().walk([&](Operation *inner) {
+        for (Value v : inner->getOperands()) {
+          if (!isa<MemRefType>(v.getType()) || launch->isAncestor(v.getParentBlock()->getParentOp()))
+            continue;
+          Operation *root = rootOf(v).getDefiningOp();
+          if (root && isa<memref::AllocaOp, memref::GetGlobalOp>(root)) {
+            inner->emitError("a GPU kernel would read host memory (")
+                << root->getName() << ")";
+            hostMemory = true;
+          }
+        }
+      });
     });
+    if (hostMemory)
+      signalPassFailure();
   }
 
   /// gpu.launch with one thread running `op`.
