@@ -1,4 +1,4 @@
-// RUN: lockstep-opt %s --split-input-file --lockstep-map-to-gpu | FileCheck %s
+// RUN: lockstep-opt %s --split-input-file --lockstep-map-to-gpu --verify-diagnostics | FileCheck %s
 
 // A parallel loop nest (a linalg op's parallel dims, with its reduction loop
 // inside) becomes one launch over the flattened iteration space: 256
@@ -68,4 +68,43 @@ func.func @serial(%src: memref<8xf32>, %idx: memref<4xindex>, %dst: memref<16xf3
   %r = memref.reshape %src(%shape) : (memref<8xf32>, memref<2xindex>) -> memref<2x4xf32>
   memref.dealloc %shape : memref<2xindex>
   return %r : memref<2x4xf32>
+}
+
+// -----
+
+// A small buffer that a loop reads is not a host shape buffer, even though
+// the host stores into it: it stays device memory (here, an allocation the
+// kernel reads). Host stack memory that a kernel would read is refused.
+// CHECK-LABEL: func.func @read_in_kernel
+// CHECK: memref.alloc() : memref<1xi64>
+func.func @read_in_kernel(%out: memref<4xi64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %v = arith.index_cast %n : index to i64
+  %past = memref.alloc() : memref<1xi64>
+  memref.store %v, %past[%c0] : memref<1xi64>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    %p = memref.load %past[%c0] : memref<1xi64>
+    memref.store %p, %out[%i] : memref<4xi64>
+    scf.reduce
+  }
+  memref.dealloc %past : memref<1xi64>
+  return
+}
+
+// -----
+
+func.func @stack_in_kernel(%out: memref<4xi64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %s = memref.alloca() : memref<1xi64>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    // expected-error @+1 {{a GPU kernel would read host memory (memref.alloca)}}
+    %p = memref.load %s[%c0] : memref<1xi64>
+    memref.store %p, %out[%i] : memref<4xi64>
+    scf.reduce
+  }
+  return
 }
