@@ -166,6 +166,24 @@ std::vector<int64_t> intList(const EvalTensor &t) {
 
 int64_t normAxis(int64_t a, int64_t rank) { return a < 0 ? a + rank : a; }
 
+/// A tensor of shape `out` whose element at index (c_0, ..., c_n) is x's
+/// element at flat offset Σ_d source(d, c_d) (a slice, a transpose).
+EvalTensor remap(const EvalTensor &x, const Shape &out,
+                 function_ref<int64_t(int64_t d, int64_t c)> source) {
+  EvalTensor t = make(x.kind, out);
+  Shape os = strides(out);
+  for (int64_t i = 0; i < t.size(); ++i) {
+    int64_t rem = i, src = 0;
+    for (size_t d = 0; d < out.size(); ++d) {
+      int64_t c = rem / os[d];
+      rem -= c * os[d];
+      src += source(d, c);
+    }
+    set(t, i, x.at(src));
+  }
+  return t;
+}
+
 } // namespace
 
 SubgraphEvaluator::SubgraphEvaluator(
@@ -625,18 +643,8 @@ std::optional<EvalTensor> SubgraphEvaluator::compute(Operation *op, unsigned res
       step[a] = sp;
       out[a] = len;
     }
-    EvalTensor t = make(x->kind, out);
-    Shape os = strides(out), xs = strides(x->shape);
-    for (int64_t i = 0; i < t.size(); ++i) {
-      int64_t rem = i, src = 0;
-      for (int64_t d = 0; d < rank; ++d) {
-        int64_t c = rem / os[d];
-        rem -= c * os[d];
-        src += (lo[d] + c * step[d]) * xs[d];
-      }
-      set(t, i, x->at(src));
-    }
-    return t;
+    Shape xs = strides(x->shape);
+    return remap(*x, out, [&](int64_t d, int64_t c) { return (lo[d] + c * step[d]) * xs[d]; });
   }
   if (auto c = dyn_cast<ConstantOfShapeOp>(op)) {
     auto sh = operand(0);
@@ -719,18 +727,8 @@ std::optional<EvalTensor> SubgraphEvaluator::compute(Operation *op, unsigned res
     Shape out(rank);
     for (int64_t d = 0; d < rank; ++d)
       out[d] = x->shape[perm[d]];
-    EvalTensor t = make(x->kind, out);
-    Shape os = strides(out), xs = strides(x->shape);
-    for (int64_t i = 0; i < t.size(); ++i) {
-      int64_t rem = i, src = 0;
-      for (int64_t d = 0; d < rank; ++d) {
-        int64_t c = rem / os[d];
-        rem -= c * os[d];
-        src += c * xs[perm[d]];
-      }
-      set(t, i, x->at(src));
-    }
-    return t;
+    Shape xs = strides(x->shape);
+    return remap(*x, out, [&](int64_t d, int64_t c) { return c * xs[perm[d]]; });
   }
   if (auto tl = dyn_cast<TriluOp>(op)) {
     auto x = operand(0);
