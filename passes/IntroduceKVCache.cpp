@@ -38,12 +38,6 @@ namespace {
 
 using Dims = SmallVector<DimExpr>;
 
-/// The window of `a`'s proven causal kind, as the op's attribute.
-IntegerAttr windowAttr(OpBuilder &b, ls::AttentionOp a) {
-  int64_t w = servingCausalWindow(a).value_or(0);
-  return w ? b.getI64IntegerAttr(w) : IntegerAttr();
-}
-
 struct IntroduceKVCachePass
     : public lockstep::impl::IntroduceKVCacheBase<IntroduceKVCachePass> {
   void runOnOperation() override {
@@ -143,7 +137,7 @@ struct IntroduceKVCachePass
       auto c = ls::AttentionOp::create(b, a.getLoc(), a.getOutput().getType(), a.getQuery(),
                                        k, v, Value(), Value(), a.getKeyScale(), a.getScale(),
                                        a.getScaleDivides(), a.getZeroEmptyRows(),
-                                       /*causal=*/true, windowAttr(b, a), a.getSoftcapAttr());
+                                       /*causal=*/true, servingWindowAttr(b, a), a.getSoftcapAttr());
       a.getOutput().replaceAllUsesWith(c.getOutput());
       a.erase();
     }

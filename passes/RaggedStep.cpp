@@ -452,7 +452,7 @@ struct RaggedStepPass : public lockstep::impl::RaggedStepBase<RaggedStepPass> {
           b, a.getLoc(), a.getOutput().getType(), a.getQuery(), k.fresh, v.fresh,
           func.getArgument(k.pool), func.getArgument(v.pool), positions, seqStarts, tables,
           a.getKeyScale(), a.getScale(), a.getScaleDivides(), a.getZeroEmptyRows(),
-          *servingCausalWindow(a) ? b.getI64IntegerAttr(*servingCausalWindow(a)) : IntegerAttr(),
+          servingWindowAttr(b, a),
           a.getSoftcapAttr());
       if (failed(mlir::verify(p))) // the diagnostic names the node
         return failure();

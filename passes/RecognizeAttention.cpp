@@ -43,14 +43,6 @@ bool isScalar(Value v) {
          llvm::all_of(t.getShape(), [](int64_t d) { return d == 1; });
 }
 
-bool isZeroConstant(Value v) {
-  auto c = v.getDefiningOp<ConstantOp>();
-  if (!c || !isScalar(v))
-    return false;
-  auto dense = dyn_cast<DenseFPElementsAttr>(c.getValue());
-  return dense && llvm::all_of(dense.getValues<APFloat>(),
-                               [](const APFloat &f) { return f.isZero(); });
-}
 
 /// `op`'s other operand when `v` is one of its two, else null.
 Value other(Operation *op, Value v) {
@@ -123,6 +115,11 @@ std::optional<double> scalarConstant(Value v) {
   if (!dense || dense.getNumElements() != 1)
     return std::nullopt;
   return (*dense.getValues<APFloat>().begin()).convertToDouble();
+}
+
+bool isZeroConstant(Value v) {
+  std::optional<double> c = scalarConstant(v);
+  return c && *c == 0; // +0.0 or -0.0
 }
 
 /// Logit softcapping as Gemma 2 writes it: Mul(Tanh(Div(s, c)), c) with one

@@ -2,6 +2,7 @@
 #include "lockstep/Passes/Passes.h"
 #include "lockstep/Serving/ServingRoles.h"
 #include "lockstep/Target/CPUCodegen.h"
+#include "PipelineText.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -11,9 +12,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/raw_ostream.h"
 
-namespace {
-
-void registerOnce() {
+void lockstep::registerPipelinePasses() {
   // The textual pipeline names passes, so they must be registered (once).
   static bool registered = [] {
     mlir::registerAllPasses();
@@ -23,8 +22,7 @@ void registerOnce() {
   (void)registered;
 }
 
-/// The function passes from onnx to linalg in the canonical form.
-std::string linalgPasses(const lockstep::CodegenOptions &options) {
+std::string lockstep::linalgPassText(const CodegenOptions &options) {
   std::string s = "convert-onnx-to-linalg, lockstep-canonical-reductions{policy=" +
                   options.reductionPolicy + "}";
   if (options.reductionPolicy == "canonical")
@@ -32,11 +30,9 @@ std::string linalgPasses(const lockstep::CodegenOptions &options) {
   return s;
 }
 
-} // namespace
-
 mlir::LogicalResult
 lockstep::buildServingPipeline(mlir::OpPassManager &pm, const CodegenOptions &options) {
-  registerOnce();
+  registerPipelinePasses();
   if (!options.recognizeAttention)
     return mlir::success();
   return mlir::parsePassPipeline(
@@ -59,7 +55,7 @@ mlir::LogicalResult lockstep::applyStepForm(mlir::ModuleOp module,
       return module.emitError("--step=ragged needs --attention=recognized");
     return success();
   }
-  registerOnce();
+  registerPipelinePasses();
   // Built on a copy, so that `auto` can keep the graph when it fails.
   OpBuilder b(module.getContext());
   b.setInsertionPointAfter(main);
@@ -102,19 +98,19 @@ mlir::LogicalResult lockstep::applyStepForm(mlir::ModuleOp module,
 mlir::LogicalResult
 lockstep::buildLinalgPipeline(mlir::OpPassManager &pm,
                               const CodegenOptions &options) {
-  registerOnce();
-  return mlir::parsePassPipeline("func.func(" + linalgPasses(options) + ")", pm,
+  registerPipelinePasses();
+  return mlir::parsePassPipeline("func.func(" + linalgPassText(options) + ")", pm,
                                  llvm::errs());
 }
 
 mlir::LogicalResult
 lockstep::buildCPUCodegenPipeline(mlir::OpPassManager &pm,
                                   const CodegenOptions &options) {
-  registerOnce();
+  registerPipelinePasses();
   // Upstream passes are named by their pipeline text, which is stable across
   // MLIR versions where their C++ constructors are not.
   std::string pipeline =
-      "func.func(" + linalgPasses(options) + ", lockstep-expand-math, lockstep-outputs-to-args),"
+      "func.func(" + linalgPassText(options) + ", lockstep-expand-math, lockstep-outputs-to-args),"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,"

@@ -1,9 +1,9 @@
 //===- CUDAPipeline.cpp - The passes from the onnx form to NVPTX kernels --===//
 #include "lockstep/Passes/Passes.h"
 #include "lockstep/Target/CUDACodegen.h"
+#include "PipelineText.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/raw_ostream.h"
@@ -35,16 +35,8 @@ bool lockstep::parseTarget(const std::string &text, CodegenOptions &options,
 
 mlir::LogicalResult lockstep::buildCUDACodegenPipeline(mlir::OpPassManager &pm,
                                                        const CodegenOptions &options) {
-  static bool registered = [] {
-    mlir::registerAllPasses();
-    lockstep::registerLockstepPasses();
-    return true;
-  }();
-  (void)registered;
-  std::string linalg = "convert-onnx-to-linalg, lockstep-canonical-reductions{policy=" +
-                       options.reductionPolicy + "}";
-  if (options.reductionPolicy == "canonical")
-    linalg += ", lockstep-verify-invariance";
+  registerPipelinePasses();
+  std::string linalg = linalgPassText(options);
   // Upstream passes are named by their pipeline text, which is stable across
   // MLIR versions where their C++ constructors are not. The kernels' own
   // lowering follows ../shared/GPU.md: no fast-math anywhere, exact math

@@ -3,6 +3,7 @@
 #define LOCKSTEP_DIALECT_LOCKSTEP_LOCKSTEPDIALECT_H
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
@@ -38,6 +39,13 @@ inline std::optional<int64_t> servingCausalWindow(ls::AttentionOp a) {
   if (auto w = a->getAttrOfType<mlir::IntegerAttr>(kMaskProvenWindowAttr))
     return w.getInt();
   return std::nullopt;
+}
+
+/// servingCausalWindow(a) as the `window` attribute of the op that serves
+/// `a`: null for plain causal (or no proven kind).
+inline mlir::IntegerAttr servingWindowAttr(mlir::Builder &b, ls::AttentionOp a) {
+  int64_t w = servingCausalWindow(a).value_or(0);
+  return w ? b.getI64IntegerAttr(w) : mlir::IntegerAttr();
 }
 } // namespace lockstep
 
