@@ -154,7 +154,8 @@ bool lockstep::rt::loadCpuModule(const LoadedArtifact &artifact, CpuModule &out,
                                  std::string &error) {
   if (artifact.meta().target != kCpuTarget) {
     error = quoted(artifact.path()) + " is compiled for target " +
-            quoted(artifact.meta().target) + ", not " + quoted(kCpuTarget);
+            quoted(artifact.meta().target) + ", not " + quoted(kCpuTarget) +
+            (artifact.meta().target == kCudaTarget ? " (run it with --device cuda)" : "");
     return false;
   }
   // The code uses the instructions of its x86-64 level (FMA, AVX2): running

@@ -161,6 +161,11 @@ __attribute__((visibility("default"))) void lockstep_device_free(void *ptr) {
 
 } // extern "C"
 
+void lockstep::rt::recordCudaError(const std::string &error) {
+  std::lock_guard<std::mutex> lock(mu);
+  record(error);
+}
+
 bool lockstep::rt::takeCudaError(std::string &error) {
   std::lock_guard<std::mutex> lock(mu);
   if (firstError.empty())

@@ -24,6 +24,7 @@
 
 #include "Artifact.h"
 #include "CpuBackend.h"
+#include "DeviceServing.h"
 #include "Exec.h"
 
 #include <map>
@@ -40,10 +41,14 @@ bool loadCudaModule(const LoadedArtifact &artifact, CpuModule &out, std::string 
 /// The first CUDA error since the last call (recorded by the launch and
 /// allocation hooks), or false; clears it.
 bool takeCudaError(std::string &error);
+/// Records an error for takeCudaError (the first one since it was taken).
+void recordCudaError(const std::string &error);
 
 /// Device memory for runGraphViews: inputs and outputs per call, weights
-/// uploaded once per artifact and kept.
-class CudaMemory : public DeviceMemory {
+/// uploaded once per artifact and kept; and for serving (CudaServing.cpp),
+/// KV cache pools in device memory and the runtime's own row-scatter kernel
+/// (runtime/cuda/scatter_rows.ptx).
+class CudaMemory : public DeviceServing {
 public:
   ~CudaMemory() override;
   bool upload(const void *host, uint64_t bytes, void *&device, std::string &error) override;
@@ -53,6 +58,13 @@ public:
   bool download(void *host, const void *device, uint64_t bytes, std::string &error) override;
   bool finish(std::string &error) override;
   void endCall() override;
+
+  float *allocateZeroed(uint64_t bytes, std::string &error) override;
+  void release(float *pool) override;
+  bool toHost(float *host, const float *pool, uint64_t bytes) override;
+  bool fromHost(float *pool, const float *host, uint64_t bytes) override;
+  bool scatterRows(const float *rows, float *pool, const int64_t *slots, int64_t tokens,
+                   int64_t heads, int64_t dim, std::string &error) override;
 
 private:
   std::vector<void *> perCall_;

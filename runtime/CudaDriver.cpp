@@ -49,6 +49,7 @@ void open() {
       !lookup(lib, "cuMemFree_v2", d.cuMemFree, w) ||
       !lookup(lib, "cuMemcpyHtoD_v2", d.cuMemcpyHtoD, w) ||
       !lookup(lib, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH, w) ||
+      !lookup(lib, "cuMemsetD8_v2", d.cuMemsetD8, w) ||
       !lookup(lib, "cuGetErrorString", d.cuGetErrorString, w))
     return;
   CUresult r = d.cuInit(0);

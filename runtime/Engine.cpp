@@ -51,7 +51,7 @@ std::unique_ptr<Engine> Engine::create(StepModel &model,
             "positive and maxContext at least 2";
     return nullptr;
   }
-  std::unique_ptr<KVCache> kv = KVCache::create(config.kv, error);
+  std::unique_ptr<KVCache> kv = KVCache::create(config.kv, error, model.poolMemory());
   if (!kv)
     return nullptr;
   // A model whose tables end before the configured context caps it.

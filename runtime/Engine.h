@@ -65,6 +65,9 @@ public:
   /// requests.
   virtual std::optional<int64_t> maxContext() const { return std::nullopt; }
   virtual std::string maxContextSource() const { return {}; }
+  /// Where the KV cache pools must live for this model (a GPU's memory), or
+  /// null for host memory.
+  virtual PoolMemory *poolMemory() const { return nullptr; }
 };
 
 struct EngineConfig {

@@ -102,10 +102,14 @@ bool checkInputs(const ArtifactMeta &meta,
 bool runGraphViewsImpl(const LoadedArtifact &artifact, const CpuModule &module,
                        const std::vector<TensorView> &inputs,
                        std::vector<OutputBuffer> &outputs, std::string &error,
-                       DeviceMemory *device) {
+                       DeviceMemory *device, KeptOutputs *kept) {
   const ArtifactMeta &meta = artifact.meta();
   if (!module.entry()) {
     error = "the artifact's code is not loaded";
+    return false;
+  }
+  if (kept && (!device || kept->keep.size() != meta.outputs.size())) {
+    error = "outputs can stay on a device only with one, and one flag per output";
     return false;
   }
   if (inputs.size() != meta.inputs.size()) {
@@ -138,6 +142,10 @@ bool runGraphViewsImpl(const LoadedArtifact &artifact, const CpuModule &module,
     }
     if (!v.data && !empty) {
       error = "input " + quoted(t.name) + " has no data";
+      return false;
+    }
+    if (v.onDevice && !device) {
+      error = "input " + quoted(t.name) + " is device memory, but the call runs on the host";
       return false;
     }
     if (reinterpret_cast<uintptr_t>(v.data) % kMinTensorAlignment) {
@@ -182,10 +190,10 @@ bool runGraphViewsImpl(const LoadedArtifact &artifact, const CpuModule &module,
       if (d)
         d->endCall();
     }
-  } endCall{device};
+  } endCall{kept ? nullptr : device};
   for (size_t i = 0; i < meta.inputs.size(); ++i) {
     const void *data = inputs[i].data ? inputs[i].data : kNothing;
-    if (device) {
+    if (device && !inputs[i].onDevice) {
       uint64_t bytes = dtypeSize(meta.inputs[i].dtype);
       for (int64_t d : inputs[i].shape)
         bytes *= uint64_t(d);
@@ -210,14 +218,19 @@ bool runGraphViewsImpl(const LoadedArtifact &artifact, const CpuModule &module,
   }
   outputs.resize(meta.outputs.size());
   std::vector<void *> deviceOut(meta.outputs.size());
+  if (kept)
+    kept->at.assign(meta.outputs.size(), nullptr);
   for (size_t i = 0; i < meta.outputs.size(); ++i) {
-    if (!ExecAccess::allocate(outputs[i], outBytes[i], outShapes[i])) {
+    bool stays = kept && kept->keep[i];
+    if (!ExecAccess::allocate(outputs[i], stays ? 0 : outBytes[i], outShapes[i])) {
       error = "out of memory for output " + quoted(meta.outputs[i].name) + " (" +
               std::to_string(outBytes[i]) + " bytes)";
       return false;
     }
     if (device && !device->allocate(outBytes[i], deviceOut[i], error))
       return false;
+    if (stays)
+      kept->at[i] = deviceOut[i];
     descs.emplace_back(device ? deviceOut[i] : outputs[i].data(), outShapes[i]);
   }
   std::vector<void *> args;
@@ -229,7 +242,8 @@ bool runGraphViewsImpl(const LoadedArtifact &artifact, const CpuModule &module,
     if (!device->finish(error))
       return false;
     for (size_t i = 0; i < meta.outputs.size(); ++i)
-      if (!device->download(ExecAccess::data(outputs[i]), deviceOut[i], outBytes[i], error))
+      if (!(kept && kept->keep[i]) &&
+          !device->download(ExecAccess::data(outputs[i]), deviceOut[i], outBytes[i], error))
         return false;
   }
   return true;
@@ -259,7 +273,7 @@ bool runGraphImpl(const LoadedArtifact &artifact, const CpuModule &module,
     views[i] = {inBufs[i].data(), meta.inputs[i].dtype, a.shape};
   }
   std::vector<OutputBuffer> outBufs;
-  if (!runGraphViewsImpl(artifact, module, views, outBufs, error, device))
+  if (!runGraphViewsImpl(artifact, module, views, outBufs, error, device, nullptr))
     return false;
   outputs.clear();
   for (size_t i = 0; i < meta.outputs.size(); ++i) {
@@ -292,9 +306,10 @@ bool lockstep::rt::runGraphViews(const LoadedArtifact &artifact,
                                  const CpuModule &module,
                                  const std::vector<TensorView> &inputs,
                                  std::vector<OutputBuffer> &outputs,
-                                 std::string &error, DeviceMemory *device) {
+                                 std::string &error, DeviceMemory *device,
+                                 KeptOutputs *kept) {
   try {
-    return runGraphViewsImpl(artifact, module, inputs, outputs, error, device);
+    return runGraphViewsImpl(artifact, module, inputs, outputs, error, device, kept);
   } catch (const std::bad_alloc &) {
     error = "out of memory";
     return false;

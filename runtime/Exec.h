@@ -46,11 +46,14 @@ inline constexpr uintptr_t kMinTensorAlignment = 16;
 /// A borrowed input tensor: contiguous row-major elements of artifact dtype
 /// `dtype` ("f32", "i64", ...) with `shape`, at an address aligned to
 /// kMinTensorAlignment. `data` may be null only when the tensor is empty.
-/// Compiled code only reads it.
+/// Compiled code only reads it. With a DeviceMemory, `onDevice` says that
+/// `data` is already device memory (a KV cache pool): it is handed over as
+/// it is instead of uploaded.
 struct TensorView {
   const void *data = nullptr;
   std::string dtype;
   std::vector<int64_t> shape;
+  bool onDevice = false;
 };
 
 /// An output tensor in a runtime-owned, zero-initialized, 64-byte aligned
@@ -103,10 +106,19 @@ public:
   virtual void endCall() = 0;
 };
 
+/// With a DeviceMemory: the outputs whose `keep` is set stay on the device
+/// (their OutputBuffer has the shape and no bytes) and `at` gets their
+/// device pointers; they, and the call's other memory, live until the
+/// caller's `device->endCall()`, which runGraphViews then leaves to it.
+struct KeptOutputs {
+  std::vector<bool> keep; ///< Per output, in metadata order.
+  std::vector<void *> at; ///< Set per output kept.
+};
+
 bool runGraphViews(const LoadedArtifact &artifact, const CpuModule &module,
                    const std::vector<TensorView> &inputs,
                    std::vector<OutputBuffer> &outputs, std::string &error,
-                   DeviceMemory *device = nullptr);
+                   DeviceMemory *device = nullptr, KeptOutputs *kept = nullptr);
 
 } // namespace lockstep::rt
 

@@ -63,10 +63,12 @@ ScheduleSetup lockstep::rt::drawSchedule(uint64_t campaignSeed, int64_t index,
   s.policy = PolicyConfig::fuzz(s.seed);
   static const int64_t blockSizes[] = {1, 2, 4, 16, 64};
   s.blockSize = blockSizes[knobs.uniform(0, 4)];
-  int64_t longest = 1, total = 0;
+  int64_t longest = 1, total = 0, prompts = 0, longestPrompt = 1;
   for (const Request &r : requests) {
     int64_t ctx = int64_t(r.prompt.size()) + r.maxNewTokens;
     longest = std::max(longest, ctx);
+    prompts += int64_t(r.prompt.size());
+    longestPrompt = std::max<int64_t>(longestPrompt, r.prompt.size());
     total += blocksFor(ctx, s.blockSize);
   }
   int64_t least = blocksFor(longest, s.blockSize);
@@ -79,6 +81,23 @@ ScheduleSetup lockstep::rt::drawSchedule(uint64_t campaignSeed, int64_t index,
   s.scheduler.maxPrefillChunk = knobs.uniform(1, s.scheduler.tokenBudget);
   s.scheduler.maxContext = longest;
   s.scheduler.vocab = vocab;
+  // A quarter of the schedules are wide: every request resident and in
+  // every step at once until the first one ends (all arrive together, no
+  // skips, evictions or budget cuts, a KV budget that holds them all and a
+  // token budget that feeds all of them a chunk), so that steps hold all of
+  // the campaign's requests, however many: the widest batches, where a
+  // backend would be tempted to split differently. Chunk sizes stay random.
+  if (knobs.chance(0.25)) {
+    int64_t n = std::max<int64_t>(int64_t(requests.size()), 1);
+    s.kvBlocks = std::max(total, least);
+    s.scheduler.maxSeqs = n;
+    s.scheduler.tokenBudget = prompts + n;
+    s.scheduler.maxPrefillChunk = knobs.uniform(1, longestPrompt);
+    s.policy.maxArrivalDelay = 0;
+    s.policy.skipProbability = 0;
+    s.policy.evictProbability = 0;
+    s.policy.randomBudgets = false;
+  }
   return s;
 }
 

@@ -158,9 +158,6 @@ bool GraphStepModel::runRequest(const StepBatch &batch, size_t r, KVCache &kv,
     error = "bad step for request " + std::to_string(batch.seqIds[r]);
     return false;
   }
-  auto pool = [&](size_t s) {
-    return s % 2 == 0 ? kv.kPool(int64_t(s / 2)) : kv.vPool(int64_t(s / 2));
-  };
   auto row = [&](float *p, int64_t pos) {
     return p + (int64_t(table[pos / bs]) * bs + pos % bs) * rowElems;
   };
@@ -197,7 +194,7 @@ bool GraphStepModel::runRequest(const StepBatch &batch, size_t r, KVCache &kv,
     }
     a.data.resize(size_t(st.outer * past * st.inner) * 4);
     float *dst = reinterpret_cast<float *>(a.data.data());
-    float *src = pool(s);
+    float *src = kv.streamPool(s);
     for (int64_t p = 0; p < past; ++p) {
       const float *rowp = row(src, p);
       for (int64_t o = 0; o < st.outer; ++o)
@@ -219,7 +216,7 @@ bool GraphStepModel::runRequest(const StepBatch &batch, size_t r, KVCache &kv,
       return false;
     }
     const float *srcp = reinterpret_cast<const float *>(a.data.data());
-    float *dstPool = pool(s);
+    float *dstPool = kv.streamPool(s);
     for (int64_t p = past; p < ctx; ++p) {
       float *rowp = row(dstPool, p);
       for (int64_t o = 0; o < st.outer; ++o)

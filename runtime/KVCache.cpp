@@ -44,6 +44,8 @@ KVCache::KVCache(const KVCacheConfig &config)
 KVCache::~KVCache() {
   for (void *p : allocations)
     std::free(p);
+  for (float *p : memoryPools)
+    memory->release(p);
 }
 
 float *KVCache::allocatePool(int64_t floats) {
@@ -59,7 +61,7 @@ float *KVCache::allocatePool(int64_t floats) {
 }
 
 std::unique_ptr<KVCache> KVCache::create(const KVCacheConfig &c,
-                                         std::string &error) {
+                                         std::string &error, PoolMemory *memory) {
   if (c.layers <= 0 || c.kvHeads <= 0 || c.headDim <= 0 || c.blockSize <= 0 ||
       c.numBlocks <= 0 || c.hostBlocks < 0) {
     error = "KV cache: layers, kvHeads, headDim, blockSize and numBlocks must "
@@ -82,11 +84,20 @@ std::unique_ptr<KVCache> KVCache::create(const KVCacheConfig &c,
     return nullptr;
   }
   std::unique_ptr<KVCache> kv(new KVCache(c));
+  kv->memory = memory;
   for (int64_t i = 0; i < 2 * c.layers; ++i) {
-    float *p = kv->allocatePool(devFloats);
+    float *p = nullptr;
+    std::string why;
+    if (memory) {
+      p = memory->allocateZeroed(uint64_t(devFloats) * 4, why);
+      if (p)
+        kv->memoryPools.push_back(p);
+    } else {
+      p = kv->allocatePool(devFloats);
+    }
     if (!p) {
       error = "KV cache: cannot allocate " + std::to_string(devFloats * 4) +
-              " bytes for a device pool";
+              " bytes for a device pool" + (why.empty() ? "" : ": " + why);
       return nullptr;
     }
     kv->pools.push_back(p);
@@ -180,9 +191,16 @@ bool KVCache::swapOut(uint64_t seq) {
     return false;
   size_t bytes = size_t(blockStride()) * sizeof(float);
   for (size_t p = 0; p < pools.size(); ++p)
-    for (size_t i = 0; i < s.table.size(); ++i)
-      std::memcpy(hostPools[p] + hostTable[i] * blockStride(),
-                  pools[p] + s.table[i] * blockStride(), bytes);
+    for (size_t i = 0; i < s.table.size(); ++i) {
+      float *to = hostPools[p] + hostTable[i] * blockStride();
+      const float *from = pools[p] + s.table[i] * blockStride();
+      if (!memory)
+        std::memcpy(to, from, bytes);
+      else if (!memory->toHost(to, from, bytes)) {
+        host.free(hostTable);
+        return false;
+      }
+    }
   device.free(s.table);
   s.table = std::move(hostTable);
   s.swapped = true;
@@ -199,9 +217,16 @@ bool KVCache::swapIn(uint64_t seq) {
     return false;
   size_t bytes = size_t(blockStride()) * sizeof(float);
   for (size_t p = 0; p < pools.size(); ++p)
-    for (size_t i = 0; i < s.table.size(); ++i)
-      std::memcpy(pools[p] + deviceTable[i] * blockStride(),
-                  hostPools[p] + s.table[i] * blockStride(), bytes);
+    for (size_t i = 0; i < s.table.size(); ++i) {
+      float *to = pools[p] + deviceTable[i] * blockStride();
+      const float *from = hostPools[p] + s.table[i] * blockStride();
+      if (!memory)
+        std::memcpy(to, from, bytes);
+      else if (!memory->fromHost(to, from, bytes)) {
+        device.free(deviceTable);
+        return false;
+      }
+    }
   host.free(s.table);
   s.table = std::move(deviceTable);
   s.swapped = false;

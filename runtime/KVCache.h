@@ -55,6 +55,24 @@ struct KVCacheConfig {
   int64_t hostBlocks = 0; ///< Host blocks: swap space (0: no swapping).
 };
 
+/// Where the device pools live. Without one (the default) they are host
+/// memory, which the CPU backend's compiled code reads in place; a GPU
+/// backend supplies its own, and then the host never touches a pool's
+/// floats: pools are zeroed, and blocks copied to and from swap space, by
+/// the memory's own operations.
+class PoolMemory {
+public:
+  virtual ~PoolMemory() = default;
+  /// `bytes` of zeroed pool memory at a kPoolAlignment boundary, or null
+  /// with `error` set.
+  virtual float *allocateZeroed(uint64_t bytes, std::string &error) = 0;
+  virtual void release(float *pool) = 0;
+  /// Copies between pool memory and host memory (swap). False when the copy
+  /// fails; the memory keeps the error for its next step to report.
+  virtual bool toHost(float *host, const float *pool, uint64_t bytes) = 0;
+  virtual bool fromHost(float *pool, const float *host, uint64_t bytes) = 0;
+};
+
 /// A set of block ids [0, count) that hands out the lowest free id first.
 class BlockAllocator {
 public:
@@ -75,10 +93,12 @@ private:
 class KVCache {
 public:
   /// Checks the config (every field positive, hostBlocks >= 0, sizes that fit
-  /// in memory arithmetic) and allocates zeroed device pools and host space.
-  /// Returns null and sets `error` on failure.
+  /// in memory arithmetic) and allocates zeroed device pools (in `memory`,
+  /// host memory when null) and host space. Returns null and sets `error` on
+  /// failure.
   static std::unique_ptr<KVCache> create(const KVCacheConfig &config,
-                                         std::string &error);
+                                         std::string &error,
+                                         PoolMemory *memory = nullptr);
   ~KVCache();
   KVCache(const KVCache &) = delete;
   KVCache &operator=(const KVCache &) = delete;
@@ -90,11 +110,14 @@ public:
   int64_t rowStride() const { return cfg.kvHeads * cfg.headDim; }
   /// Floats per block of one pool: blockSize * rowStride().
   int64_t blockStride() const { return cfg.blockSize * rowStride(); }
-  /// The K and V pools of `layer`: numBlocks * blockStride() floats each.
+  /// The K and V pools of `layer`: numBlocks * blockStride() floats each, in
+  /// poolMemory() (host memory when that is null).
   float *kPool(int64_t layer) { return pools[2 * layer]; }
   float *vPool(int64_t layer) { return pools[2 * layer + 1]; }
   const float *kPool(int64_t layer) const { return pools[2 * layer]; }
   const float *vPool(int64_t layer) const { return pools[2 * layer + 1]; }
+  /// Pool `stream` of the serving ABI: stream 2l is kPool(l), 2l + 1 vPool(l).
+  float *streamPool(size_t stream) { return pools[stream]; }
   /// The float offset, within a pool, of the row of `position` of a sequence
   /// with this block table; -1 when the table does not cover the position.
   int64_t rowOffset(const std::vector<int32_t> &table, int64_t position) const;
@@ -124,14 +147,15 @@ public:
   /// Frees every block of `seq` (device and host) and forgets it.
   void release(uint64_t seq);
   /// Copies the blocks of a resident `seq` to host space and frees its device
-  /// blocks. False (nothing changes) if it is unknown, already swapped out, or
-  /// the host space is short.
+  /// blocks. False (nothing changes) if it is unknown, already swapped out,
+  /// the host space is short, or a copy out of pool memory fails.
   bool swapOut(uint64_t seq);
   /// Allocates device blocks for a swapped-out `seq`, copies its data back and
   /// frees its host blocks. False (nothing changes) if it is not swapped out
   /// or not enough device blocks are free.
   bool swapIn(uint64_t seq);
 
+  PoolMemory *poolMemory() const { return memory; }
   int64_t freeBlocks() const { return device.freeCount(); }
   int64_t freeHostBlocks() const { return host.freeCount(); }
   int64_t numSequences() const { return int64_t(seqs.size()); }
@@ -148,9 +172,11 @@ private:
   float *allocatePool(int64_t floats);
 
   KVCacheConfig cfg;
+  PoolMemory *memory = nullptr;   // null: the pools are host memory
   std::vector<float *> pools;     // 2 * layers device pools (K, V, K, V...)
   std::vector<float *> hostPools; // 2 * layers host pools of hostBlocks
   std::vector<void *> allocations; // what allocatePool got from calloc
+  std::vector<float *> memoryPools; // what `memory` allocated
   BlockAllocator device, host;
   std::map<uint64_t, Seq> seqs;
 };

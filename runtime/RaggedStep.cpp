@@ -51,7 +51,7 @@ TensorView intView(const std::string &dtype, std::vector<int64_t> shape,
 
 std::unique_ptr<RaggedStepModel>
 RaggedStepModel::create(const LoadedArtifact &artifact, const CpuModule &module,
-                        std::string &error) {
+                        std::string &error, DeviceServing *device) {
   const ArtifactMeta &m = artifact.meta();
   if (auto none = property(m, "serving.none")) {
     error = "the model cannot be served: " + *none;
@@ -61,7 +61,7 @@ RaggedStepModel::create(const LoadedArtifact &artifact, const CpuModule &module,
     error = "the artifact is not in the ragged serving form (serving.step is not 'ragged')";
     return nullptr;
   }
-  std::unique_ptr<RaggedStepModel> g(new RaggedStepModel(artifact, module));
+  std::unique_ptr<RaggedStepModel> g(new RaggedStepModel(artifact, module, device));
   std::vector<std::string> inRole(m.inputs.size()), outRole(m.outputs.size());
   // Gives input or output `i` the role `key`; false when it has one.
   auto claim = [&](bool output, size_t i, const std::string &key) {
@@ -289,35 +289,29 @@ bool RaggedStepModel::step(const StepBatch &batch, KVCache &kv, float *logitsOut
         rowTokens.push_back(batch.logitRows[r]);
     in[*logitRows] = {rowTokens.data(), "i64", {int64_t(rowTokens.size())}};
   }
-  auto pool = [&](size_t s) {
-    return s % 2 == 0 ? kv.kPool(int64_t(s / 2)) : kv.vPool(int64_t(s / 2));
-  };
   for (size_t s = 0; s < streams.size(); ++s)
-    in[streams[s].pool] = {pool(s), "f32",
-                           {kv.config().numBlocks, bs, streams[s].heads, streams[s].dim}};
-  if (!runGraphViews(artifact, module, in, outputs, error))
+    in[streams[s].pool] = {kv.streamPool(s), "f32",
+                           {kv.config().numBlocks, bs, streams[s].heads, streams[s].dim},
+                           device != nullptr};
+  // On a device the call's memory (its new rows among it) lives until the
+  // rows are in the pools.
+  KeptOutputs kept;
+  struct EndCall {
+    DeviceServing *d;
+    ~EndCall() {
+      if (d)
+        d->endCall();
+    }
+  } endCall{device};
+  if (device) {
+    kept.keep.assign(m.outputs.size(), false);
+    for (const Stream &st : streams)
+      kept.keep[st.output] = true;
+  }
+  if (!runGraphViews(artifact, module, in, outputs, error, device, device ? &kept : nullptr) ||
+      !writeRows(batch, kv, kept, error))
     return false;
 
-  // The new rows of every stream, to each token's slot.
-  for (size_t s = 0; s < streams.size(); ++s) {
-    const Stream &st = streams[s];
-    const OutputBuffer &o = outputs[st.output];
-    if (o.shape() != std::vector<int64_t>{1, st.heads, T, st.dim}) {
-      error = "output " + quoted(m.outputs[st.output].name) + " is not [1, " +
-              std::to_string(st.heads) + ", " + std::to_string(T) + ", " +
-              std::to_string(st.dim) + "]";
-      return false;
-    }
-    const float *src = o.as<float>();
-    float *dst = pool(s);
-    for (size_t r = 0; r < R; ++r)
-      for (int64_t t = batch.seqStarts[r]; t < batch.seqStarts[r + 1]; ++t) {
-        float *row = dst + kv.rowOffset(batch.blockTables[r], batch.positions[size_t(t)]);
-        for (int64_t h = 0; h < st.heads; ++h)
-          std::memcpy(row + h * st.dim, src + (h * T + t) * st.dim,
-                      size_t(st.dim) * sizeof(float));
-      }
-  }
   // Row k of the logits: token rowTokens[k] (every token without logit rows).
   int64_t n = logitRows ? int64_t(rowTokens.size()) : T;
   const OutputBuffer &l = outputs[logits];
@@ -333,4 +327,46 @@ bool RaggedStepModel::step(const StepBatch &batch, KVCache &kv, float *logitsOut
                   size_t(vocabSize) * sizeof(float));
     }
   return true;
+}
+
+bool RaggedStepModel::writeRows(const StepBatch &batch, KVCache &kv, const KeptOutputs &kept,
+                                std::string &error) {
+  const ArtifactMeta &m = artifact.meta();
+  size_t R = batch.contextLens.size();
+  int64_t T = int64_t(batch.tokens.size());
+  // Each token's row in the pools: (its request's block table, its position).
+  slots.resize(size_t(T));
+  for (size_t r = 0; r < R; ++r)
+    for (int64_t t = batch.seqStarts[r]; t < batch.seqStarts[r + 1]; ++t)
+      slots[size_t(t)] =
+          kv.rowOffset(batch.blockTables[r], batch.positions[size_t(t)]) / kv.rowStride();
+  void *deviceSlots = nullptr;
+  if (device && !device->upload(slots.data(), uint64_t(T) * sizeof(int64_t), deviceSlots, error))
+    return false;
+  for (size_t s = 0; s < streams.size(); ++s) {
+    const Stream &st = streams[s];
+    const OutputBuffer &o = outputs[st.output];
+    if (o.shape() != std::vector<int64_t>{1, st.heads, T, st.dim}) {
+      error = "output " + quoted(m.outputs[st.output].name) + " is not [1, " +
+              std::to_string(st.heads) + ", " + std::to_string(T) + ", " +
+              std::to_string(st.dim) + "]";
+      return false;
+    }
+    if (device) {
+      if (!device->scatterRows(static_cast<const float *>(kept.at[st.output]), kv.streamPool(s),
+                               static_cast<const int64_t *>(deviceSlots), T, st.heads,
+                               st.dim, error))
+        return false;
+      continue;
+    }
+    const float *src = o.as<float>();
+    float *dst = kv.streamPool(s);
+    for (int64_t t = 0; t < T; ++t) {
+      float *row = dst + slots[size_t(t)] * kv.rowStride();
+      for (int64_t h = 0; h < st.heads; ++h)
+        std::memcpy(row + h * st.dim, src + (h * T + t) * st.dim,
+                    size_t(st.dim) * sizeof(float));
+    }
+  }
+  return !device || device->finish(error);
 }

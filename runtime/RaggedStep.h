@@ -41,10 +41,17 @@
 // token's results depend on its own row and its request's cache only, so
 // batching, chunking and preemption give the same bits.
 //
+// On a GPU (a DeviceServing given to create) the pools are device memory
+// and stay there: the call gets them as device tensors, its NEW outputs stay
+// on the device, and the runtime's scatter kernel writes them to each
+// token's slot; only the step's small inputs go up and the logits rows come
+// back.
+//
 //===----------------------------------------------------------------------===//
 #ifndef LOCKSTEP_RUNTIME_RAGGEDSTEP_H
 #define LOCKSTEP_RUNTIME_RAGGEDSTEP_H
 
+#include "DeviceServing.h"
 #include "Exec.h"
 #include "ServingModel.h"
 
@@ -60,23 +67,31 @@ public:
   /// Reads and checks the serving roles of a loaded artifact; null with
   /// `error` (one line, saying why) when it is not in the ragged form.
   static std::unique_ptr<RaggedStepModel>
-  create(const LoadedArtifact &artifact, const CpuModule &module, std::string &error);
+  create(const LoadedArtifact &artifact, const CpuModule &module, std::string &error,
+         DeviceServing *device = nullptr);
 
   int64_t vocab() const override { return vocabSize; }
   bool step(const StepBatch &batch, KVCache &kv, float *logitsOut,
             std::string &error) override;
   std::string stepForm() const override { return "ragged (one call per step)"; }
+  PoolMemory *poolMemory() const override { return device; }
 
 private:
   struct Stream {
     size_t pool, output;        // indices into the artifact's inputs, outputs
     int64_t heads = 0, dim = 0; // H and D
   };
-  RaggedStepModel(const LoadedArtifact &a, const CpuModule &m) : artifact(a), module(m) {}
+  RaggedStepModel(const LoadedArtifact &a, const CpuModule &m, DeviceServing *d)
+      : artifact(a), module(m), device(d) {}
   bool checkBatch(const StepBatch &batch, const KVCache &kv, std::string &error) const;
+  /// Writes the streams' new rows to each token's slot: on the host, or with
+  /// the device's scatter kernel.
+  bool writeRows(const StepBatch &batch, KVCache &kv, const KeptOutputs &kept,
+                 std::string &error);
 
   const LoadedArtifact &artifact;
   const CpuModule &module;
+  DeviceServing *device; // null: host memory
   size_t tokenIds = 0, raggedPositions = 0, seqStarts = 0, blockTables = 0, logits = 0;
   std::optional<size_t> positions, logitRows;
   std::vector<Stream> streams;
@@ -86,6 +101,7 @@ private:
   std::vector<int32_t> ids32, pos32, tables;
   std::vector<int64_t> rowTokens; // the tokens whose logits are computed
   std::vector<OutputBuffer> outputs;
+  std::vector<int64_t> slots; // each token's pool row
 };
 
 } // namespace lockstep::rt

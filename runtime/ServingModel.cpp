@@ -38,9 +38,17 @@ bool ServingModel::readContextLimit(const ArtifactMeta &meta, std::string &error
 
 std::unique_ptr<ServingModel>
 lockstep::rt::createServingModel(const LoadedArtifact &artifact, const CpuModule &module,
-                                 std::string &error) {
+                                 std::string &error, DeviceServing *device) {
   if (serving::property(artifact.meta(), "serving.step") == "ragged")
-    return RaggedStepModel::create(artifact, module, error);
+    return RaggedStepModel::create(artifact, module, error, device);
+  if (device) {
+    if (auto none = serving::property(artifact.meta(), "serving.none"))
+      error = "the model cannot be served: " + *none;
+    else
+      error = "serving on a GPU needs the ragged serving step, and this artifact holds the "
+              "exported graph (compile it without --step=graph)";
+    return nullptr;
+  }
   return GraphStepModel::create(artifact, module, error);
 }
 

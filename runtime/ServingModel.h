@@ -20,6 +20,7 @@
 
 #include "Artifact.h"
 #include "CpuBackend.h"
+#include "DeviceServing.h"
 #include "Engine.h"
 
 #include <memory>
@@ -55,10 +56,12 @@ protected:
 
 /// The step model of a loaded artifact: a RaggedStepModel when its
 /// `serving.step` is `ragged`, a GraphStepModel otherwise. Null with `error`
-/// (one line, saying why) when the artifact cannot be served.
+/// (one line, saying why) when the artifact cannot be served. With a
+/// `device` (a GPU artifact's memory) only the ragged form is served.
 std::unique_ptr<ServingModel> createServingModel(const LoadedArtifact &artifact,
                                                  const CpuModule &module,
-                                                 std::string &error);
+                                                 std::string &error,
+                                                 DeviceServing *device = nullptr);
 
 /// Helpers of the step models for reading `serving.*` properties.
 namespace serving {

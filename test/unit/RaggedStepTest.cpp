@@ -18,6 +18,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 
 using namespace lockstep::rt;
@@ -331,4 +333,127 @@ TEST(RaggedStep, RefusesBadBatches) {
   EXPECT_FALSE(model->step(good, *wrong, logits.data(), error));
   EXPECT_EQ(error, "the KV cache does not fit the model (rows of 5 floats, 1 layers; the "
                    "model has rows of 6 and 2 streams)");
+}
+
+namespace {
+
+/// A device whose memory is host memory it owns: the ragged step's device
+/// path (pools handed over as device tensors, new rows kept and scattered
+/// by the device, logits downloaded) runs on the toy model without a GPU.
+/// It counts what it does, and can be made to fail its swap copies.
+class HostDevice : public DeviceServing {
+public:
+  int64_t uploads = 0, scatters = 0, swaps = 0, pools = 0;
+  bool failCopies = false;
+  ~HostDevice() override { endCall(); }
+  bool upload(const void *host, uint64_t bytes, void *&device, std::string &e) override {
+    if (!allocate(bytes, device, e))
+      return false;
+    std::memcpy(device, host, bytes);
+    ++uploads;
+    return true;
+  }
+  bool weight(size_t, const void *host, uint64_t, void *&device, std::string &) override {
+    device = const_cast<void *>(host);
+    return true;
+  }
+  bool allocate(uint64_t bytes, void *&device, std::string &) override {
+    device = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+    call.push_back(device);
+    return true;
+  }
+  bool download(void *host, const void *device, uint64_t bytes, std::string &) override {
+    std::memcpy(host, device, bytes);
+    return true;
+  }
+  bool finish(std::string &) override { return true; }
+  void endCall() override {
+    for (void *p : call)
+      std::free(p);
+    call.clear();
+  }
+  float *allocateZeroed(uint64_t bytes, std::string &) override {
+    ++pools;
+    return static_cast<float *>(std::calloc(1, bytes));
+  }
+  void release(float *pool) override { std::free(pool); }
+  bool toHost(float *host, const float *pool, uint64_t bytes) override {
+    ++swaps;
+    if (!failCopies)
+      std::memcpy(host, pool, bytes);
+    return !failCopies;
+  }
+  bool fromHost(float *pool, const float *host, uint64_t bytes) override {
+    ++swaps;
+    std::memcpy(pool, host, bytes);
+    return true;
+  }
+  bool scatterRows(const float *rows, float *pool, const int64_t *slots, int64_t tokens,
+                   int64_t heads, int64_t dim, std::string &) override {
+    ++scatters;
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t t = 0; t < tokens; ++t)
+        std::memcpy(pool + (slots[t] * heads + h) * dim, rows + (h * tokens + t) * dim,
+                    size_t(dim) * sizeof(float));
+    return true;
+  }
+
+private:
+  std::vector<void *> call;
+};
+
+} // namespace
+
+// The device path of the ragged step (what --device cuda runs) gives the
+// host path's logits bit for bit under fuzzed schedules, with the pools in
+// the device's memory, the new rows written by its scatter and swaps copied
+// by it.
+TEST(RaggedStep, DevicePathMatchesTheHostPath) {
+  Loaded l;
+  load(raggedMeta(), true, l);
+  std::string error;
+  auto host = createServingModel(l.artifact, l.module, error);
+  ASSERT_TRUE(host) << error;
+  HostDevice device;
+  auto onDevice = createServingModel(l.artifact, l.module, error, &device);
+  ASSERT_TRUE(onDevice) << error;
+  EXPECT_EQ(onDevice->poolMemory(), &device);
+  ServingModel *m = host.get();
+  CacheConfigFn cache = [m](int64_t bs, int64_t blocks, int64_t hostBlocks) {
+    return m->cacheConfig(bs, blocks, hostBlocks);
+  };
+  std::vector<Request> rs = someRequests();
+  ScheduleRun baseline;
+  ASSERT_TRUE(runSchedule(*host, cache, baselineSetup(rs, 5), rs, baseline, error)) << error;
+  for (int64_t k = 0; k < 12; ++k) {
+    ScheduleSetup setup = drawSchedule(7, k, rs, 5);
+    ScheduleRun run;
+    ASSERT_TRUE(runSchedule(*onDevice, cache, setup, rs, run, error)) << error;
+    Comparison c = compareRuns(baseline, run, setup, rs, 5);
+    EXPECT_EQ(c.mismatches, 0) << (c.first ? describeMismatch(*c.first) : "");
+    EXPECT_GT(c.tokens, 0);
+  }
+  EXPECT_GT(device.pools, 0);
+  EXPECT_GT(device.scatters, 0);
+  EXPECT_GT(device.uploads, 0);
+  EXPECT_GT(device.swaps, 0);
+}
+
+// A swap whose copy out of device memory fails changes nothing.
+TEST(RaggedStep, FailedSwapCopyChangesNothing) {
+  HostDevice device;
+  std::string error;
+  auto kv = KVCache::create(KVCacheConfig{1, 2, 3, 4, 8, 8}, error, &device);
+  ASSERT_TRUE(kv) << error;
+  ASSERT_TRUE(kv->reserve(1, 6));
+  std::vector<int32_t> table = kv->blockTable(1);
+  device.failCopies = true;
+  EXPECT_FALSE(kv->swapOut(1));
+  EXPECT_FALSE(kv->isSwappedOut(1));
+  EXPECT_EQ(kv->blockTable(1), table);
+  EXPECT_EQ(kv->freeHostBlocks(), 8);
+  device.failCopies = false;
+  EXPECT_TRUE(kv->swapOut(1));
+  EXPECT_EQ(kv->freeBlocks(), 8);
+  EXPECT_TRUE(kv->swapIn(1));
 }

@@ -59,7 +59,7 @@ struct Timed {
 } // namespace
 
 int lockstep::run::runBench(int argc, char **argv) {
-  std::string model;
+  std::string model, device = "cpu";
   int64_t nRequests = 16, promptLen = 48, maxNew = 16, threads = 1, seed = 1;
   for (int i = 2; i < argc; ++i) {
     std::string v;
@@ -81,6 +81,12 @@ int lockstep::run::runBench(int argc, char **argv) {
     }
     if (matched)
       continue;
+    if (flagValue(argc, argv, i, "--device", v, missing)) {
+      if (missing || !isDeviceName(v))
+        return usage("--device takes cpu or cuda");
+      device = v;
+      continue;
+    }
     std::string arg = argv[i];
     if (!arg.empty() && arg[0] == '-')
       return usage("unknown option '" + arg + "'");
@@ -93,7 +99,7 @@ int lockstep::run::runBench(int argc, char **argv) {
 
   std::string error;
   Loaded L;
-  if (!L.load(model, threads, error))
+  if (!L.load(model, threads, device, error))
     return failure(error);
   int64_t vocab = L.model->vocab();
   if (auto limit = L.model->maxContext(); limit && promptLen + maxNew > *limit)
@@ -138,6 +144,7 @@ int lockstep::run::runBench(int argc, char **argv) {
   std::printf("requests           %lld x (%lld prompt + %lld new tokens), greedy\n",
               (long long)nRequests, (long long)promptLen, (long long)maxNew);
   std::printf("threads            %lld\n", (long long)threads);
+  std::printf("device             %s\n", L.device.c_str());
   std::printf("step               %s\n", L.model->stepForm().c_str());
   std::printf("%-10s %8s %10s %14s %12s %12s\n", "mode", "steps", "wall s", "generated/s",
               "fed/s", "ms/step");

@@ -69,7 +69,8 @@ struct Totals {
 
 int lockstep::run::runFuzz(int argc, char **argv) {
   const char *cmd = "fuzz";
-  std::string model, promptsFile, report, trace;
+  std::string model, promptsFile, report, trace, device = "cpu", baselineDevice,
+      baselineModel;
   int64_t schedules = -1, seed = -1, threads = 1, maxNew = 8, nRequests = 8;
   for (int i = 2; i < argc; ++i) {
     std::string v;
@@ -94,9 +95,11 @@ int lockstep::run::runFuzz(int argc, char **argv) {
     }
     if (matched)
       continue;
-    const char *strFlags[] = {"--prompts", "--report", "--trace"};
-    std::string *strVals[] = {&promptsFile, &report, &trace};
-    for (int f = 0; f < 3 && !matched; ++f) {
+    const char *strFlags[] = {"--prompts", "--report", "--trace", "--device",
+                              "--baseline-device", "--baseline-model"};
+    std::string *strVals[] = {&promptsFile, &report, &trace, &device, &baselineDevice,
+                              &baselineModel};
+    for (int f = 0; f < 6 && !matched; ++f) {
       if (!flagValue(argc, argv, i, strFlags[f], v, missing))
         continue;
       matched = true;
@@ -115,6 +118,15 @@ int lockstep::run::runFuzz(int argc, char **argv) {
   }
   if (model.empty())
     return usage(cmd, "no model (MODEL.lsa)");
+  if (!isDeviceName(device) || (!baselineDevice.empty() && !isDeviceName(baselineDevice)))
+    return usage(cmd, "--device and --baseline-device take cpu or cuda");
+  if (baselineDevice.empty())
+    baselineDevice = device;
+  // An artifact holds code for one target: a baseline on another device
+  // comes from the same model compiled for it.
+  if (baselineDevice != device && baselineModel.empty())
+    return usage(cmd, "--baseline-device " + baselineDevice +
+                          " needs --baseline-model: the model compiled for " + baselineDevice);
   if (schedules < 0)
     return usage(cmd, "no --schedules K");
   if (seed < 0)
@@ -130,10 +142,19 @@ int lockstep::run::runFuzz(int argc, char **argv) {
     return failure(cmd, "cannot write the trace '" + trace + "': " + why);
 
   std::string error;
-  Loaded L;
-  if (!L.load(model, threads, error))
+  Loaded L, baselineLoaded;
+  if (!L.load(model, threads, device, error))
     return failure(cmd, error);
   int64_t vocab = L.model->vocab();
+  Loaded *B = &L;
+  if (!baselineModel.empty()) {
+    if (!baselineLoaded.load(baselineModel, threads, baselineDevice, error))
+      return failure(cmd, "baseline: " + error);
+    std::string why;
+    if (!sameModel(L.artifact.meta(), baselineLoaded.artifact.meta(), why))
+      return failure(cmd, "'" + baselineModel + "' is not the model of '" + model + "': " + why);
+    B = &baselineLoaded;
+  }
 
   // The requests: from the file, or drawn from the seed.
   std::vector<Request> requests;
@@ -181,13 +202,15 @@ int lockstep::run::runFuzz(int argc, char **argv) {
   auto t0 = std::chrono::steady_clock::now();
   ScheduleRun baseline;
   ScheduleSetup bs = baselineSetup(requests, vocab);
-  if (!runSchedule(*L.model, L.cache, bs, requests, baseline, error, &interrupted()))
+  if (!runSchedule(*B->model, B->cache, bs, requests, baseline, error, &interrupted()))
     return failure(cmd, "baseline: " + error);
   int64_t okAlone = 0;
   for (const RequestResult &r : baseline.result.requests)
     okAlone += r.status == RequestStatus::Ok;
-  std::fprintf(stderr, "baseline: %zu requests alone (%lld ok), %lld steps\n",
-               requests.size(), (long long)okAlone, (long long)baseline.result.stats.steps);
+  std::fprintf(stderr, "baseline: %zu requests alone (%lld ok), %lld steps on %s; schedules "
+               "on %s\n",
+               requests.size(), (long long)okAlone, (long long)baseline.result.stats.steps,
+               B->device.c_str(), L.device.c_str());
 
   bool tty = isatty(2);
   Totals totals;
@@ -235,6 +258,7 @@ int lockstep::run::runFuzz(int argc, char **argv) {
     std::fprintf(stderr, "\n");
   std::printf("%-22s %lld%s\n", "schedules", (long long)done,
               interrupted().load() ? " (interrupted)" : "");
+  std::printf("%-22s %s (baseline on %s)\n", "device", L.device.c_str(), B->device.c_str());
   std::printf("%-22s %zu\n", "requests", requests.size());
   // Requests refused when run alone (too long for the model, a bad token)
   // have no baseline: nothing of theirs is compared.
@@ -267,7 +291,8 @@ int lockstep::run::runFuzz(int argc, char **argv) {
       << ", \"seed\": " << seed << ", \"elapsed_s\": " << elapsed
       << ", \"steps\": " << totals.steps << ", \"preemptions\": " << totals.preemptions
       << ", \"evictions\": " << totals.evictions
-      << ", \"largest_batch\": " << totals.largestSeqs << "}\n";
+      << ", \"largest_batch\": " << totals.largestSeqs << ", \"device\": \"" << L.device
+      << "\", \"baseline_device\": \"" << B->device << "\"}\n";
     if (!f)
       return failure(cmd, "cannot write the report '" + report + "'");
   }
@@ -283,7 +308,7 @@ int lockstep::run::runFuzz(int argc, char **argv) {
 
 int lockstep::run::runReplay(int argc, char **argv) {
   const char *cmd = "replay";
-  std::string model, tracePath;
+  std::string model, tracePath, device = "cpu";
   int64_t threads = 1;
   for (int i = 2; i < argc; ++i) {
     std::string v;
@@ -291,6 +316,12 @@ int lockstep::run::runReplay(int argc, char **argv) {
     if (flagValue(argc, argv, i, "--threads", v, missing)) {
       if (missing || !parseInt(v, 1, 1024, threads))
         return usage(cmd, "--threads takes an integer in [1, 1024]");
+      continue;
+    }
+    if (flagValue(argc, argv, i, "--device", v, missing)) {
+      if (missing || !isDeviceName(v))
+        return usage(cmd, "--device takes cpu or cuda");
+      device = v;
       continue;
     }
     std::string arg = argv[i];
@@ -310,7 +341,7 @@ int lockstep::run::runReplay(int argc, char **argv) {
   if (!readTrace(tracePath, t, error))
     return failure(cmd, error);
   Loaded L;
-  if (!L.load(model, threads, error))
+  if (!L.load(model, threads, device, error))
     return failure(cmd, error);
   int64_t vocab = L.model->vocab();
   ScheduleRun baseline, run;

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
+#include "Loaded.h"
 
 #include "Artifact.h"
 #include "CpuBackend.h"
@@ -44,7 +45,7 @@ int failure(const std::string &msg) {
 }
 
 struct Args {
-  std::string model, prompts, logitsOut, preempt = "recompute";
+  std::string model, prompts, logitsOut, preempt = "recompute", device = "cpu";
   int64_t maxNewTokens = 16, threads = 1, blockSize = 16, kvBlocks = -1,
           swapBlocks = -1, tokenBudget = 256, maxSeqs = 64, maxContext = 2048,
           eos = -1, topK = 0, seed = 0;
@@ -86,6 +87,7 @@ int parseArgs(int argc, char **argv, Args &a) {
     if (flagValue(argc, argv, i, "--prompts", v, missing) ||
         flagValue(argc, argv, i, "--logits-out", v, missing) ||
         flagValue(argc, argv, i, "--preempt", v, missing) ||
+        flagValue(argc, argv, i, "--device", v, missing) ||
         flagValue(argc, argv, i, "--temperature", v, missing) ||
         flagValue(argc, argv, i, "--top-p", v, missing)) {
       std::string flag = argv[at];
@@ -100,8 +102,11 @@ int parseArgs(int argc, char **argv, Args &a) {
         if (v != "recompute" && v != "swap")
           return usage("--preempt takes recompute or swap, not '" + v + "'");
         a.preempt = v;
-      }
-      else {
+      } else if (flag == "--device") {
+        if (!isDeviceName(v))
+          return usage("--device takes cpu or cuda, not '" + v + "'");
+        a.device = v;
+      } else {
         char *end = nullptr;
         double d = std::strtod(v.c_str(), &end);
         if (v.empty() || *end || !(d >= 0) || d > 1e6)
@@ -156,8 +161,6 @@ int lockstep::run::runGenerate(int argc, char **argv) {
   std::string error;
   if (!readPrompts(a.prompts, specs, error))
     return failure(error);
-  LoadedArtifact artifact;
-  CpuModule module;
   // The logits are written after the run: the directory is made first.
   if (!a.logitsOut.empty()) {
     std::error_code ec;
@@ -167,13 +170,10 @@ int lockstep::run::runGenerate(int argc, char **argv) {
       return failure("cannot write logits to '" + a.logitsOut +
                      "': " + (ec ? ec.message() : why));
   }
-  if (!loadArtifact(a.model, artifact, error) || !loadCpuModule(artifact, module, error))
+  Loaded L;
+  if (!L.load(a.model, a.threads, a.device, error))
     return failure(error);
-  auto model = createServingModel(artifact, module, error);
-  if (!model)
-    return failure(lockstep::rt::quoted(a.model) + ": " + error);
-  ThreadPool pool((unsigned)a.threads);
-  module.setThreadPool(&pool);
+  ServingModel *model = L.model.get();
 
   EngineConfig cfg;
   // By default the cache holds every request's whole context at once.
@@ -222,7 +222,6 @@ int lockstep::run::runGenerate(int argc, char **argv) {
   bool ok = engine->run(requests, res, error, cb);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   catchSigint(false);
-  module.setThreadPool(nullptr);
 
   // What is done is written, even after a failure or an interrupt (the
   // directory was made and checked before the run).
@@ -256,13 +255,13 @@ int lockstep::run::runGenerate(int argc, char **argv) {
                "%zu requests (%lld ok, %lld rejected), %lld steps, %lld tokens fed, "
                "%lld generated, preemptions %lld (recompute %lld, swap %lld), largest "
                "batch %lld requests / %lld tokens, %.2f s, %.1f generated tokens/s, "
-               "step: %s\n",
+               "step: %s on %s\n",
                res.requests.size(), (long long)okCount, (long long)s.rejected,
                (long long)s.steps, (long long)s.tokens, (long long)generated,
                (long long)(s.preemptRecompute + s.preemptSwap),
                (long long)s.preemptRecompute, (long long)s.preemptSwap,
                (long long)s.largestBatchSeqs, (long long)s.largestBatchTokens, secs,
-               secs > 0 ? generated / secs : 0.0, model->stepForm().c_str());
+               secs > 0 ? generated / secs : 0.0, model->stepForm().c_str(), L.device.c_str());
   if (res.cancelled) {
     failure("interrupted: the requests above marked cancelled did not finish");
     return kInterruptedStatus;

@@ -4,6 +4,7 @@
 
 #include "Artifact.h"
 #include "CpuBackend.h"
+#include "CudaBackend.h"
 #include "Fuzz.h"
 #include "ServingModel.h"
 #include "ThreadPool.h"
@@ -13,19 +14,33 @@
 
 namespace lockstep::run {
 
+/// The values of --device.
+inline bool isDeviceName(const std::string &d) { return d == "cpu" || d == "cuda"; }
+
 /// An artifact loaded for serving: its step model (createServingModel: ragged
 /// or per request), a thread pool for its code, and the KV cache shape it
-/// needs (for fuzz, replay, bench).
+/// needs (for fuzz, replay, bench). On `cuda` the model's weights and KV
+/// cache live in the GPU's memory (`gpu`).
 struct Loaded {
   rt::LoadedArtifact artifact;
   rt::CpuModule module;
+  std::unique_ptr<rt::CudaMemory> gpu;
   std::unique_ptr<rt::ServingModel> model;
   std::unique_ptr<rt::ThreadPool> pool;
   rt::CacheConfigFn cache;
-  /// False with `error` (naming `path`) when it cannot be loaded or served.
-  bool load(const std::string &path, int64_t threads, std::string &error);
+  std::string device = "cpu";
+  /// False with `error` (naming `path`) when it cannot be loaded or served
+  /// on `device` ("cpu" or "cuda").
+  bool load(const std::string &path, int64_t threads, const std::string &device,
+            std::string &error);
   ~Loaded();
 };
+
+/// Whether two artifacts compute the same model (for a baseline taken from
+/// one and schedules from the other): the same inputs, outputs and serving
+/// form, and the same weights by name, shape and checksum. `why` says what
+/// differs.
+bool sameModel(const rt::ArtifactMeta &a, const rt::ArtifactMeta &b, std::string &why);
 
 } // namespace lockstep::run
 

@@ -75,7 +75,7 @@ const Subcommand kSubcommands[] = {
      "2 for a bad command line."},
     {"generate",
      "generate MODEL.lsa --prompts FILE.jsonl [--max-new-tokens N] "
-     "[--logits-out DIR] [--threads N]",
+     "[--logits-out DIR] [--threads N] [--device cpu|cuda]",
      "Serve prompts through the batching runtime and print generated ids and "
      "per-request logits fingerprints.",
      nullptr,
@@ -87,6 +87,9 @@ const Subcommand kSubcommands[] = {
      "  --logits-out DIR    write DIR/req<i>.npy: float32 [N, vocab], the logits that\n"
      "                      produced request i's N tokens (i in input order)\n"
      "  --threads N         threads of the compiled code (default 1; no effect on bits)\n"
+     "  --device cpu|cuda   where the model runs (default cpu); cuda needs an artifact\n"
+     "                      compiled with --target=cuda in the ragged serving form, a\n"
+     "                      CUDA driver and a GPU: weights and KV cache live on the GPU\n"
      "  --temperature T, --top-k K, --top-p P, --seed S\n"
      "                      sampling for prompts without their own (default greedy;\n"
      "                      request i's seed defaults to S + i)\n"
@@ -110,7 +113,7 @@ const Subcommand kSubcommands[] = {
      "ends with how a step runs: ragged (one call for every request of the step, for a\n"
      "model compiled to the serving form) or per request (one call each)."},
     {"fuzz", "fuzz MODEL.lsa [--prompts FILE.jsonl] --schedules K --seed S "
-             "[--report FILE.json]",
+             "[--report FILE.json] [--device cpu|cuda]",
      "Run each prompt alone (the baseline), then K random schedules, and "
      "compare every logit bit for bit with the baseline.",
      nullptr,
@@ -133,7 +136,12 @@ const Subcommand kSubcommands[] = {
      "                      mismatches, first_mismatch, seed, elapsed_s, and totals\n"
      "  --trace FILE        where the first mismatching schedule is recorded\n"
      "                      (default lockstep-fuzz-S.trace)\n"
-     "  --threads N         threads of the compiled code (default 1)\n\n"
+     "  --threads N         threads of the compiled code (default 1)\n"
+     "  --device cpu|cuda   where the schedules run (default cpu; see generate)\n"
+     "  --baseline-device D where the baseline runs (default: --device); another\n"
+     "                      device needs --baseline-model\n"
+     "  --baseline-model M  the same model compiled for the baseline's device (its\n"
+     "                      inputs, outputs, serving form and weights must match)\n\n"
      "Prints a progress line on a terminal, each first mismatch (request, position,\n"
      "step, schedule seed, differing logits, largest difference in ulps), and a\n"
      "summary table. Requests refused when run alone are counted as skipped.\n"
@@ -141,14 +149,15 @@ const Subcommand kSubcommands[] = {
      "on a mismatch, a failure, or a campaign that compared no token; 2 for a bad\n"
      "command line; 130 when SIGINT stopped it (the summary and report cover the\n"
      "schedules run)."},
-    {"replay", "replay MODEL.lsa TRACE",
+    {"replay", "replay MODEL.lsa TRACE [--threads N] [--device cpu|cuda]",
      "Re-run a schedule recorded by fuzz exactly.",
      nullptr,
      "Runs the trace's requests alone (the baseline) and then its schedule, checks\n"
      "that every step is the one recorded, and compares every logit bit for bit.\n"
      "Exit status 1 when the mismatch is reproduced (or the steps diverge), 0 when\n"
      "every logit is identical."},
-    {"bench", "bench MODEL.lsa [--requests N] [--prompt-len L] [--max-new-tokens M]",
+    {"bench", "bench MODEL.lsa [--requests N] [--prompt-len L] [--max-new-tokens M] "
+              "[--device cpu|cuda]",
      "Measure serving throughput, batched against one request at a time.",
      nullptr,
      "Draws N greedy requests of L prompt tokens (from --seed S) and serves them\n"
@@ -163,7 +172,8 @@ const Subcommand kSubcommands[] = {
      "  --prompt-len L      prompt tokens each (default 48)\n"
      "  --max-new-tokens M  generated tokens each (default 16)\n"
      "  --threads N         threads of the compiled code (default 1)\n"
-     "  --seed S            seed of the drawn prompts (default 1)\n\n"
+     "  --seed S            seed of the drawn prompts (default 1)\n"
+     "  --device cpu|cuda   where the model runs (default cpu; see generate)\n\n"
      "Exit status 0 when the logits are identical, 1 when they differ or the run\n"
      "fails, 2 for a bad command line, 130 when SIGINT stopped it."},
 };

@@ -31,10 +31,16 @@ int cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
   if (m == MAP_FAILED) return 2;
   *p = (CUdeviceptr)m; return 0; }
 int cuMemFree_v2(CUdeviceptr p) { return 0; }
+/* Opens the pages of [d, d + n) with `prot` (d need not be page-aligned). */
+static void pages(CUdeviceptr d, size_t n, int prot) {
+  CUdeviceptr a = d & ~(CUdeviceptr)4095;
+  mprotect((void *)a, (d + n - a + 4095) / 4096 * 4096, prot); }
 int cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t n) {
-  size_t len = (n + 4095) / 4096 * 4096; mprotect((void *)d, len, PROT_READ | PROT_WRITE);
-  memcpy((void *)d, h, n); mprotect((void *)d, len, PROT_NONE); return 0; }
+  pages(d, n, PROT_READ | PROT_WRITE); memcpy((void *)d, h, n); pages(d, n, PROT_NONE);
+  return 0; }
 int cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t n) {
-  size_t len = (n + 4095) / 4096 * 4096; mprotect((void *)d, len, PROT_READ);
-  memcpy(h, (void *)d, n); mprotect((void *)d, len, PROT_NONE); return 0; }
+  pages(d, n, PROT_READ); memcpy(h, (void *)d, n); pages(d, n, PROT_NONE); return 0; }
+int cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
+  pages(d, n, PROT_READ | PROT_WRITE); memset((void *)d, v, n); pages(d, n, PROT_NONE);
+  return 0; }
 int cuGetErrorString(int r, const char **s) { *s = "fake error"; return 0; }
