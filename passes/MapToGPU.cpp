@@ -11,6 +11,9 @@
 //   - any other top-level op that reads or writes data in memory (the
 //     ragged step's loop that writes new rows into the pools) becomes a
 //     gpu.launch of one thread, so that the host never reads device memory;
+//   - an scf.if is a choice made on the host (from sizes: the adaptive
+//     control picks its split so): its branches are mapped like the top
+//     level, their allocations staying host calls;
 //   - small buffers that only hold shapes (stored, loaded and read by
 //     memref.reshape on the host) become stack allocations (memref.alloca):
 //     they stay host memory, and every other allocation is device memory
@@ -92,17 +95,26 @@ bool touchesData(Operation *op) {
   return touches;
 }
 
+/// Whether `op` runs on the host: it is at the top level of `func` or only
+/// inside host-level branches (scf.if on sizes, such as the adaptive
+/// control's choice of split), not inside a loop that will be a kernel.
+bool atHostLevel(Operation *op, func::FuncOp func) {
+  for (Operation *p = op->getParentOp(); p != func.getOperation(); p = p->getParentOp())
+    if (!p || !isa<scf::IfOp>(p))
+      return false;
+  return true;
+}
+
 /// An allocation whose every use is a host-side shape access: a scalar store
-/// or load at the top level of the function (not inside a loop that will be
-/// a kernel), the shape operand of memref.reshape, or its dealloc.
+/// or load at the host level (atHostLevel), the shape operand of
+/// memref.reshape, or its dealloc.
 bool isShapeBuffer(memref::AllocOp alloc, func::FuncOp func) {
   auto type = alloc.getType();
   if (!type.hasStaticShape() || type.getNumElements() > 16 || type.getRank() != 1)
     return false;
   for (OpOperand &use : alloc->getUses()) {
     Operation *u = use.getOwner();
-    if (isa<memref::StoreOp, memref::LoadOp, memref::DeallocOp>(u) &&
-        u->getParentOp() == func.getOperation())
+    if (isa<memref::StoreOp, memref::LoadOp, memref::DeallocOp>(u) && atHostLevel(u, func))
       continue;
     if (auto r = dyn_cast<memref::ReshapeOp>(u); r && r.getShape() == alloc.getResult())
       continue;
@@ -132,21 +144,8 @@ struct MapToGPUPass : public lockstep::impl::MapToGPUBase<MapToGPUPass> {
       a.getResult().replaceAllUsesWith(alloca.getResult());
       a.erase();
     }
-    for (Operation &op : llvm::make_early_inc_range(body.without_terminator())) {
-      if (auto p = dyn_cast<scf::ParallelOp>(op)) {
-        if (failed(launchParallel(p)))
-          return signalPassFailure();
-        continue;
-      }
-      if (!touchesData(&op))
-        continue;
-      if (op.getNumResults() != 0) {
-        op.emitError("an op that reads or writes device memory and returns values "
-                     "cannot run on the host of a GPU step");
-        return signalPassFailure();
-      }
-      launchSerial(&op);
-    }
+    if (failed(mapBlock(body)))
+      return signalPassFailure();
     // Constants read in a launch are read there.
     bool hostMemory = false;
     func.walk([&](gpu::LaunchOp launch) {
@@ -180,6 +179,33 @@ struct MapToGPUPass : public lockstep::impl::MapToGPUBase<MapToGPUPass> {
     });
     if (hostMemory)
       signalPassFailure();
+  }
+
+  /// Maps the ops of a host-level block: parallel loops to launches over
+  /// their points, other ops that touch data to one-thread launches, and
+  /// the branches of an scf.if (a choice made on the host, from sizes) in
+  /// place, so that their allocations stay host calls.
+  LogicalResult mapBlock(Block &block) {
+    for (Operation &op : llvm::make_early_inc_range(block.without_terminator())) {
+      if (auto p = dyn_cast<scf::ParallelOp>(op)) {
+        if (failed(launchParallel(p)))
+          return failure();
+        continue;
+      }
+      if (auto branch = dyn_cast<scf::IfOp>(op)) {
+        for (Region *r : {&branch.getThenRegion(), &branch.getElseRegion()})
+          if (!r->empty() && failed(mapBlock(r->front())))
+            return failure();
+        continue;
+      }
+      if (!touchesData(&op))
+        continue;
+      if (op.getNumResults() != 0)
+        return op.emitError("an op that reads or writes device memory and returns values "
+                            "cannot run on the host of a GPU step");
+      launchSerial(&op);
+    }
+    return success();
   }
 
   /// gpu.launch with one thread running `op`.

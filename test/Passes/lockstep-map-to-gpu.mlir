@@ -108,3 +108,42 @@ func.func @stack_in_kernel(%out: memref<4xi64>) {
   }
   return
 }
+
+// -----
+
+// A branch on sizes (the adaptive control's choice of split) is taken on
+// the host: each branch is mapped in place, its allocation a host call
+// (device memory), its loops launches; the branch itself is no kernel.
+// CHECK-LABEL: func.func @branch
+// CHECK: %[[SMALL:.*]] = arith.cmpi ult
+// CHECK-NEXT: %[[BUF:.*]] = scf.if %[[SMALL]] -> (memref<?xf32>) {
+// CHECK-NEXT: %[[A:.*]] = memref.alloc(%{{.*}}) : memref<?xf32>
+// CHECK: gpu.launch
+// CHECK: scf.yield %[[A]]
+// CHECK: } else {
+// CHECK: gpu.launch
+// CHECK: scf.yield %arg1
+func.func @branch(%a: memref<?xf32>, %out: memref<?xf32>) -> memref<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %n = memref.dim %a, %c0 : memref<?xf32>
+  %small = arith.cmpi ult, %n, %c4 : index
+  %r = scf.if %small -> (memref<?xf32>) {
+    %tmp = memref.alloc(%n) : memref<?xf32>
+    scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+      %x = memref.load %a[%i] : memref<?xf32>
+      memref.store %x, %tmp[%i] : memref<?xf32>
+      scf.reduce
+    }
+    scf.yield %tmp : memref<?xf32>
+  } else {
+    scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+      %x = memref.load %a[%i] : memref<?xf32>
+      memref.store %x, %out[%i] : memref<?xf32>
+      scf.reduce
+    }
+    scf.yield %out : memref<?xf32>
+  }
+  return %r : memref<?xf32>
+}
