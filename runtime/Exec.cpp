@@ -37,6 +37,31 @@ struct ExecAccess {
 
 namespace {
 
+/// Rewrites every NaN of `n` elements of `bits` (a float type of `width`
+/// bits) to the canonical quiet NaN: sign clear, quiet bit set, payload 0.
+template <typename U>
+void canonicalizeNaNs(U *bits, uint64_t n, int exponentBits, int mantissaBits) {
+  const U exponent = U(((U(1) << exponentBits) - 1) << mantissaBits);
+  const U mantissa = U((U(1) << mantissaBits) - 1);
+  const U canonical = U(exponent | (U(1) << (mantissaBits - 1)));
+  for (uint64_t i = 0; i < n; ++i)
+    if ((bits[i] & exponent) == exponent && (bits[i] & mantissa))
+      bits[i] = canonical;
+}
+
+/// The NaN policy of docs/numerics.md: what the runtime hands back has one
+/// NaN, whatever the device (a GPU writes 0x7fffffff, x86 keeps payloads).
+void canonicalizeOutput(const std::string &dtype, void *data, uint64_t bytes) {
+  if (dtype == "f32")
+    canonicalizeNaNs(static_cast<uint32_t *>(data), bytes / 4, 8, 23);
+  else if (dtype == "f64")
+    canonicalizeNaNs(static_cast<uint64_t *>(data), bytes / 8, 11, 52);
+  else if (dtype == "f16")
+    canonicalizeNaNs(static_cast<uint16_t *>(data), bytes / 2, 5, 10);
+  else if (dtype == "bf16")
+    canonicalizeNaNs(static_cast<uint16_t *>(data), bytes / 2, 8, 7);
+}
+
 std::string shapeText(const std::vector<int64_t> &shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i)
@@ -246,6 +271,9 @@ bool runGraphViewsImpl(const LoadedArtifact &artifact, const CpuModule &module,
           !device->download(ExecAccess::data(outputs[i]), deviceOut[i], outBytes[i], error))
         return false;
   }
+  for (size_t i = 0; i < meta.outputs.size(); ++i)
+    if (!(kept && kept->keep[i]))
+      canonicalizeOutput(meta.outputs[i].dtype, ExecAccess::data(outputs[i]), outBytes[i]);
   return true;
 }
 

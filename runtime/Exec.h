@@ -83,7 +83,8 @@ private:
 /// rank, alignment and data pointer, derives the symbol values from the
 /// shapes and checks every input dim (the messages of runGraph), and leaves
 /// the outputs, in metadata order, in `outputs` (resized to the artifact's
-/// output count). On failure returns false and sets `error` to one line.
+/// output count), every NaN of a float output canonical (docs/numerics.md).
+/// On failure returns false and sets `error` to one line.
 /// Where a device backend keeps a call's tensors: the entry gets device
 /// pointers, inputs are uploaded before it, outputs downloaded after it.
 /// Null (the default) runs on the host's memory.

@@ -53,7 +53,7 @@ ScheduleSetup lockstep::rt::baselineSetup(const std::vector<Request> &requests,
 
 ScheduleSetup lockstep::rt::drawSchedule(uint64_t campaignSeed, int64_t index,
                                          const std::vector<Request> &requests,
-                                         int64_t vocab) {
+                                         int64_t vocab, int64_t maxThreads) {
   ScheduleSetup s;
   s.index = index;
   s.seed = mix(campaignSeed, uint64_t(index));
@@ -98,6 +98,11 @@ ScheduleSetup lockstep::rt::drawSchedule(uint64_t campaignSeed, int64_t index,
     s.policy.evictProbability = 0;
     s.policy.randomBudgets = false;
   }
+  // From a generator of its own, so that the other draws do not depend on
+  // the machine's core count.
+  PolicyConfig threadsCfg;
+  threadsCfg.seed = mix(s.seed, 0x74687264);
+  s.threads = Policy(threadsCfg).uniform(1, std::max<int64_t>(maxThreads, 1));
   return s;
 }
 
@@ -243,6 +248,7 @@ bool lockstep::rt::writeTrace(const std::string &path, const std::string &model,
   f << "limits " << c.tokenBudget << " " << c.maxSeqs << " " << c.maxPrefillChunk << " "
     << c.maxContext << " " << c.vocab << " " << c.eosToken << "\n";
   f << "cache " << s.blockSize << " " << s.kvBlocks << " " << s.hostBlocks << "\n";
+  f << "threads " << s.threads << "\n";
   for (const Request &r : requests) {
     std::snprintf(buf, sizeof buf, "request %" PRIu64 " %" PRId64 " %.9g %d %.9g %" PRIu64,
                   r.id, r.maxNewTokens, double(r.sampling.temperature), r.sampling.topK,
@@ -317,6 +323,8 @@ bool lockstep::rt::readTrace(const std::string &path, Trace &t, std::string &err
                 c.vocab >> c.eosToken);
     } else if (key == "cache") {
       ok = bool(in >> t.setup.blockSize >> t.setup.kvBlocks >> t.setup.hostBlocks);
+    } else if (key == "threads") { // absent in older traces: 1
+      ok = bool(in >> t.setup.threads) && t.setup.threads >= 1 && t.setup.threads <= 1024;
     } else if (key == "request") {
       Request r;
       ok = bool(in >> r.id >> r.maxNewTokens >> r.sampling.temperature >> r.sampling.topK >>

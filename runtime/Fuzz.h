@@ -37,13 +37,18 @@ struct ScheduleSetup {
   PolicyConfig policy;
   SchedulerConfig scheduler;
   int64_t blockSize = 16, kvBlocks = 0, hostBlocks = 0;
+  /// Threads of the compiled code (the caller gives its thread pool this
+  /// many): compiled code must give the same bits for every count.
+  int64_t threads = 1;
 };
 
 /// Draws schedule `index` of the campaign with seed `campaignSeed`: a policy
-/// from PolicyConfig::fuzz and limits that still let every request run
-/// (a KV budget of at least the largest request's whole context).
+/// from PolicyConfig::fuzz, limits that still let every request run (a KV
+/// budget of at least the largest request's whole context), and a thread
+/// count from 1 to `maxThreads`.
 ScheduleSetup drawSchedule(uint64_t campaignSeed, int64_t index,
-                           const std::vector<Request> &requests, int64_t vocab);
+                           const std::vector<Request> &requests, int64_t vocab,
+                           int64_t maxThreads = 1);
 
 /// The baseline's setup: one request at a time, whole-prompt prefill.
 ScheduleSetup baselineSetup(const std::vector<Request> &requests, int64_t vocab);

@@ -21,6 +21,8 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <set>
+#include <thread>
 #include <unistd.h>
 
 using namespace lockstep::rt;
@@ -53,11 +55,13 @@ std::string jsonMismatch(const Mismatch &m) {
 }
 
 struct Totals {
-  int64_t steps = 0, preemptions = 0, evictions = 0, largestSeqs = 0, largestTokens = 0,
+  int64_t steps = 0, preemptions = 0, recompute = 0, swap = 0, evictions = 0, largestSeqs = 0, largestTokens = 0,
           tokens = 0;
   void add(const SchedulerStats &s) {
     steps += s.steps;
     preemptions += s.preemptRecompute + s.preemptSwap;
+    recompute += s.preemptRecompute;
+    swap += s.preemptSwap;
     evictions += s.evictions;
     largestSeqs = std::max(largestSeqs, s.largestBatchSeqs);
     largestTokens = std::max(largestTokens, s.largestBatchTokens);
@@ -71,7 +75,8 @@ int lockstep::run::runFuzz(int argc, char **argv) {
   const char *cmd = "fuzz";
   std::string model, promptsFile, report, trace, device = "cpu", baselineDevice,
       baselineModel;
-  int64_t schedules = -1, seed = -1, threads = 1, maxNew = 8, nRequests = 8;
+  // --threads 0 (the default): drawn per schedule, from 1 to the cores.
+  int64_t schedules = -1, seed = -1, threads = 0, maxNew = 8, nRequests = 8;
   for (int i = 2; i < argc; ++i) {
     std::string v;
     bool missing = false;
@@ -141,14 +146,19 @@ int lockstep::run::runFuzz(int argc, char **argv) {
   if (!canWriteFile(trace, why))
     return failure(cmd, "cannot write the trace '" + trace + "': " + why);
 
+  // Each schedule runs on its own thread count unless --threads fixes it:
+  // compiled code must give the same bits for every count.
+  int64_t maxThreads = threads ? threads
+                               : std::max<int64_t>(1, std::min<int64_t>(
+                                                          std::thread::hardware_concurrency(), 64));
   std::string error;
   Loaded L, baselineLoaded;
-  if (!L.load(model, threads, device, error))
+  if (!L.load(model, 1, device, error))
     return failure(cmd, error);
   int64_t vocab = L.model->vocab();
   Loaded *B = &L;
   if (!baselineModel.empty()) {
-    if (!baselineLoaded.load(baselineModel, threads, baselineDevice, error))
+    if (!baselineLoaded.load(baselineModel, 1, baselineDevice, error))
       return failure(cmd, "baseline: " + error);
     std::string why;
     if (!sameModel(L.artifact.meta(), baselineLoaded.artifact.meta(), why))
@@ -202,6 +212,8 @@ int lockstep::run::runFuzz(int argc, char **argv) {
   auto t0 = std::chrono::steady_clock::now();
   ScheduleRun baseline;
   ScheduleSetup bs = baselineSetup(requests, vocab);
+  bs.threads = threads ? threads : 1;
+  B->useThreads(bs.threads);
   if (!runSchedule(*B->model, B->cache, bs, requests, baseline, error, &interrupted()))
     return failure(cmd, "baseline: " + error);
   int64_t okAlone = 0;
@@ -214,10 +226,15 @@ int lockstep::run::runFuzz(int argc, char **argv) {
 
   bool tty = isatty(2);
   Totals totals;
+  std::set<int64_t> threadsUsed;
   int64_t tokensCompared = 0, logitsCompared = 0, mismatches = 0, done = 0;
   std::optional<Mismatch> first;
   for (int64_t k = 0; k < schedules && !interrupted().load(); ++k) {
-    ScheduleSetup setup = drawSchedule(uint64_t(seed), k, requests, vocab);
+    ScheduleSetup setup = drawSchedule(uint64_t(seed), k, requests, vocab, maxThreads);
+    if (threads)
+      setup.threads = threads;
+    L.useThreads(setup.threads);
+    threadsUsed.insert(setup.threads);
     ScheduleRun run;
     if (!runSchedule(*L.model, L.cache, setup, requests, run, error, &interrupted())) {
       if (interrupted().load())
@@ -259,6 +276,11 @@ int lockstep::run::runFuzz(int argc, char **argv) {
   std::printf("%-22s %lld%s\n", "schedules", (long long)done,
               interrupted().load() ? " (interrupted)" : "");
   std::printf("%-22s %s (baseline on %s)\n", "device", L.device.c_str(), B->device.c_str());
+  std::string threadList;
+  for (int64_t t : threadsUsed)
+    threadList += (threadList.empty() ? "" : ", ") + std::to_string(t);
+  std::printf("%-22s %s%s\n", "threads", threadList.empty() ? "-" : threadList.c_str(),
+              threads ? " (--threads)" : " (drawn per schedule)");
   std::printf("%-22s %zu\n", "requests", requests.size());
   // Requests refused when run alone (too long for the model, a bad token)
   // have no baseline: nothing of theirs is compared.
@@ -266,7 +288,9 @@ int lockstep::run::runFuzz(int argc, char **argv) {
   std::printf("%-22s %lld%s\n", "requests skipped", (long long)skipped,
               skipped ? " (refused when run alone: nothing to compare)" : "");
   std::printf("%-22s %lld\n", "steps", (long long)totals.steps);
-  std::printf("%-22s %lld\n", "preemptions", (long long)totals.preemptions);
+  std::printf("%-22s %lld (recompute %lld, swap %lld)\n", "preemptions",
+              (long long)totals.preemptions, (long long)totals.recompute,
+              (long long)totals.swap);
   std::printf("%-22s %lld\n", "evictions", (long long)totals.evictions);
   std::printf("%-22s %lld requests / %lld tokens\n", "largest batch",
               (long long)totals.largestSeqs, (long long)totals.largestTokens);
@@ -290,8 +314,15 @@ int lockstep::run::runFuzz(int argc, char **argv) {
       << ", \"first_mismatch\": " << (first ? jsonMismatch(*first) : "null")
       << ", \"seed\": " << seed << ", \"elapsed_s\": " << elapsed
       << ", \"steps\": " << totals.steps << ", \"preemptions\": " << totals.preemptions
+      << ", \"preemptions_recompute\": " << totals.recompute
+      << ", \"preemptions_swap\": " << totals.swap
       << ", \"evictions\": " << totals.evictions
-      << ", \"largest_batch\": " << totals.largestSeqs << ", \"device\": \"" << L.device
+      << ", \"largest_batch\": " << totals.largestSeqs << ", \"threads\": [" << [&] {
+           std::string t;
+           for (int64_t n : threadsUsed)
+             t += (t.empty() ? "" : ", ") + std::to_string(n);
+           return t;
+         }() << "], \"device\": \"" << L.device
       << "\", \"baseline_device\": \"" << B->device << "\"}\n";
     if (!f)
       return failure(cmd, "cannot write the report '" + report + "'");
@@ -309,7 +340,7 @@ int lockstep::run::runFuzz(int argc, char **argv) {
 int lockstep::run::runReplay(int argc, char **argv) {
   const char *cmd = "replay";
   std::string model, tracePath, device = "cpu";
-  int64_t threads = 1;
+  int64_t threads = 0; // 0: the trace's
   for (int i = 2; i < argc; ++i) {
     std::string v;
     bool missing = false;
@@ -341,13 +372,16 @@ int lockstep::run::runReplay(int argc, char **argv) {
   if (!readTrace(tracePath, t, error))
     return failure(cmd, error);
   Loaded L;
-  if (!L.load(model, threads, device, error))
+  if (!L.load(model, 1, device, error))
     return failure(cmd, error);
   int64_t vocab = L.model->vocab();
   ScheduleRun baseline, run;
   if (!runSchedule(*L.model, L.cache, baselineSetup(t.requests, vocab), t.requests, baseline,
                    error))
     return failure(cmd, "baseline: " + error);
+  if (threads)
+    t.setup.threads = threads;
+  L.useThreads(t.setup.threads);
   if (!runSchedule(*L.model, L.cache, t.setup, t.requests, run, error))
     return failure(cmd, "schedule: " + error);
   // The same steps as recorded.
@@ -359,9 +393,10 @@ int lockstep::run::runReplay(int argc, char **argv) {
                               std::to_string(s) + ":\n  trace:  " + want + "\n  replay: " + got);
   }
   Comparison c = compareRuns(baseline, run, t.setup, t.requests, vocab);
-  std::printf("replayed schedule %lld (seed %llu): %zu steps as recorded, %lld tokens "
-              "compared, %lld mismatches\n",
-              (long long)t.setup.index, (unsigned long long)t.setup.seed, run.plans.size(),
+  std::printf("replayed schedule %lld (seed %llu, %lld threads): %zu steps as recorded, "
+              "%lld tokens compared, %lld mismatches\n",
+              (long long)t.setup.index, (unsigned long long)t.setup.seed,
+              (long long)t.setup.threads, run.plans.size(),
               (long long)c.tokens, (long long)c.mismatches);
   if (c.first)
     std::printf("first mismatch: %s\n", describeMismatch(*c.first).c_str());

@@ -18,8 +18,7 @@ bool Loaded::load(const std::string &path, int64_t threads, const std::string &o
     error = quoted(path) + ": " + error;
     return false;
   }
-  pool = std::make_unique<ThreadPool>((unsigned)threads);
-  module.setThreadPool(pool.get());
+  useThreads(threads);
   ServingModel *m = model.get();
   cache = [m](int64_t bs, int64_t blocks, int64_t host) {
     return m->cacheConfig(bs, blocks, host);
@@ -27,8 +26,16 @@ bool Loaded::load(const std::string &path, int64_t threads, const std::string &o
   return true;
 }
 
+void Loaded::useThreads(int64_t threads) {
+  std::unique_ptr<ThreadPool> &p = pools[threads];
+  if (!p)
+    p = std::make_unique<ThreadPool>((unsigned)threads);
+  if (module)
+    module.setThreadPool(p.get());
+}
+
 Loaded::~Loaded() {
-  if (pool)
+  if (module)
     module.setThreadPool(nullptr);
 }
 

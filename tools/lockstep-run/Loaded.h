@@ -9,6 +9,7 @@
 #include "ServingModel.h"
 #include "ThreadPool.h"
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -26,14 +27,19 @@ struct Loaded {
   rt::CpuModule module;
   std::unique_ptr<rt::CudaMemory> gpu;
   std::unique_ptr<rt::ServingModel> model;
-  std::unique_ptr<rt::ThreadPool> pool;
   rt::CacheConfigFn cache;
   std::string device = "cpu";
   /// False with `error` (naming `path`) when it cannot be loaded or served
   /// on `device` ("cpu" or "cuda").
   bool load(const std::string &path, int64_t threads, const std::string &device,
             std::string &error);
+  /// Runs the model's code on `threads` threads from now on (a pool of that
+  /// size, made once and kept).
+  void useThreads(int64_t threads);
   ~Loaded();
+
+private:
+  std::map<int64_t, std::unique_ptr<rt::ThreadPool>> pools;
 };
 
 /// Whether two artifacts compute the same model (for a baseline taken from

@@ -136,7 +136,9 @@ const Subcommand kSubcommands[] = {
      "                      mismatches, first_mismatch, seed, elapsed_s, and totals\n"
      "  --trace FILE        where the first mismatching schedule is recorded\n"
      "                      (default lockstep-fuzz-S.trace)\n"
-     "  --threads N         threads of the compiled code (default 1)\n"
+     "  --threads N         threads of the compiled code in every schedule (default:\n"
+     "                      drawn per schedule from 1 to the cores; the baseline runs\n"
+     "                      on 1): the bits must not depend on it\n"
      "  --device cpu|cuda   where the schedules run (default cpu; see generate)\n"
      "  --baseline-device D where the baseline runs (default: --device); another\n"
      "                      device needs --baseline-model\n"
@@ -155,7 +157,10 @@ const Subcommand kSubcommands[] = {
      "Runs the trace's requests alone (the baseline) and then its schedule, checks\n"
      "that every step is the one recorded, and compares every logit bit for bit.\n"
      "Exit status 1 when the mismatch is reproduced (or the steps diverge), 0 when\n"
-     "every logit is identical."},
+     "every logit is identical.\n\n"
+     "Options:\n"
+     "  --threads N         threads of the compiled code (default: the trace's)\n"
+     "  --device cpu|cuda   where it runs (default cpu; see generate)"},
     {"bench", "bench MODEL.lsa [--requests N] [--prompt-len L] [--max-new-tokens M] "
               "[--device cpu|cuda]",
      "Measure serving throughput, batched against one request at a time.",
