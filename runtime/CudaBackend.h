@@ -13,7 +13,8 @@
 //   - `lockstep_device_malloc`, `lockstep_device_aligned_alloc` and
 //     `lockstep_device_free` (lockstep-device-alloc), served from device
 //     memory by a caching allocator: a freed block is kept for the next
-//     request of its size, so that steady-state steps allocate nothing.
+//     request of its size class (four per doubling), so that steps, whose
+//     sizes change with their token count, rarely allocate.
 // Launch functions return nothing, so a CUDA error is recorded, later
 // launches are skipped, and the caller collects it (takeCudaError) after
 // the entry returns.
