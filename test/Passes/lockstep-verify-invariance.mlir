@@ -179,3 +179,178 @@ func.func @attention_left(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>,
       : (tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>) -> tensor<1x2x?x8xf32>
   return %o : tensor<1x2x?x8xf32>
 }
+
+// -----
+
+#id = affine_map<(r, k) -> (r, k)>
+#r = affine_map<(r, k) -> (r)>
+
+// A value-dependent split: the branch that runs the reduction is chosen
+// from the contents of an input (a request's start in seq_starts), which
+// changes with what else is in the batch.
+func.func @value_split(%x: tensor<?x64xf32>, %init: tensor<?xf32>, %starts: tensor<?xi64>) -> tensor<?xf32> {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : i64
+  // expected-note @+1 {{which reads a value here}}
+  %s1 = tensor.extract %starts[%c1] : tensor<?xi64>
+  %few = arith.cmpi ult, %s1, %c4 : i64
+  // expected-note @+1 {{by this condition}}
+  %r = scf.if %few -> tensor<?xf32> {
+    // expected-error @+1 {{the split of this reduction is chosen at run time from tensor values (such as seq_starts or block_tables), not from its own length}}
+    %s = linalg.generic {indexing_maps = [#id, #r], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<?x64xf32>) outs(%init : tensor<?xf32>)
+        attrs = {lockstep.chunk_role = "whole", lockstep.chunk_width = 64 : i64} {
+    ^bb0(%v: f32, %acc: f32):
+      %a = arith.addf %acc, %v : f32
+      linalg.yield %a : f32
+    } -> tensor<?xf32>
+    scf.yield %s : tensor<?xf32>
+  } else {
+    scf.yield %init : tensor<?xf32>
+  }
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+#id = affine_map<(r, k) -> (r, k)>
+#r = affine_map<(r, k) -> (r)>
+
+func.func private @lockstep_thread_count() -> index
+
+// A thread-count-dependent split: the branch is chosen from the number of
+// threads the runtime runs the step on.
+func.func @thread_split(%x: tensor<?x64xf32>, %init: tensor<?xf32>) -> tensor<?xf32> {
+  %c2 = arith.constant 2 : index
+  // expected-note @+1 {{which calls here}}
+  %t = func.call @lockstep_thread_count() : () -> index
+  %many = arith.cmpi uge, %t, %c2 : index
+  // expected-note @+1 {{by this condition}}
+  %r = scf.if %many -> tensor<?xf32> {
+    // expected-error @+1 {{the split of this reduction is chosen at run time from a call (such as the thread count), not from its own length}}
+    %s = linalg.generic {indexing_maps = [#id, #r], iterator_types = ["parallel", "reduction"]}
+        ins(%x : tensor<?x64xf32>) outs(%init : tensor<?xf32>)
+        attrs = {lockstep.chunk_role = "whole", lockstep.chunk_width = 64 : i64} {
+    ^bb0(%v: f32, %acc: f32):
+      %a = arith.addf %acc, %v : f32
+      linalg.yield %a : f32
+    } -> tensor<?xf32>
+    scf.yield %s : tensor<?xf32>
+  } else {
+    scf.yield %init : tensor<?xf32>
+  }
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+#id = affine_map<(r, k) -> (r, k)>
+#r = affine_map<(r, k) -> (r)>
+
+// A value-dependent extent: the tail's operand is cut at a point read from
+// an input (a block table entry), so where the fold splits follows the
+// batch's contents.
+func.func @value_extent(%x: tensor<?x?xf32>, %init: tensor<?xf32>, %tables: tensor<?x?xi32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %rows = tensor.dim %x, %c0 : tensor<?x?xf32>
+  // expected-note @+1 {{which reads a value here}}
+  %b = tensor.extract %tables[%c0, %c0] : tensor<?x?xi32>
+  %n = arith.index_cast %b : i32 to index
+  // expected-note @+1 {{through this slice or reshape}}
+  %s = tensor.extract_slice %x[0, 0] [%rows, %n] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+  // expected-error @+1 {{the extent of this reduction's operand is computed at run time from tensor values (such as seq_starts or block_tables), so its split can follow the batch}}
+  %t = linalg.generic {indexing_maps = [#id, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%s : tensor<?x?xf32>) outs(%init : tensor<?xf32>)
+      attrs = {lockstep.chunk_role = "tail", lockstep.chunk_width = 64 : i64} {
+  ^bb0(%v: f32, %acc: f32):
+    %a = arith.addf %acc, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<?xf32>
+  return %t : tensor<?xf32>
+}
+
+// -----
+
+#id = affine_map<(r, k) -> (r, k)>
+#r = affine_map<(r, k) -> (r)>
+
+// A dynamic tail that does not start where the whole chunks end: it skips
+// the first 64 elements whatever the length, so the chunks before it and
+// the tail do not cover the reduction once each.
+func.func @tail_bounds(%x: tensor<?x?xf32>, %init: tensor<?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %rows = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %len = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %rest = arith.subi %len, %c64 : index
+  // expected-note @+1 {{sliced here}}
+  %s = tensor.extract_slice %x[0, 64] [%rows, %rest] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+  // expected-error @+1 {{a tail whose bounds are not the remainder of the reduced dim's own length after its whole chunks of 64}}
+  %t = linalg.generic {indexing_maps = [#id, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%s : tensor<?x?xf32>) outs(%init : tensor<?xf32>)
+      attrs = {lockstep.chunk_role = "tail", lockstep.chunk_width = 64 : i64} {
+  ^bb0(%v: f32, %acc: f32):
+    %a = arith.addf %acc, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<?xf32>
+  return %t : tensor<?xf32>
+}
+
+// -----
+
+#in = affine_map<(r, j, k) -> (r, j, k)>
+#out = affine_map<(r, j, k) -> (r, j)>
+#pairs = affine_map<(r, p, h) -> (r, p, h)>
+#pairout = affine_map<(r, p, h) -> (r, p)>
+#comb = affine_map<(r, j) -> (r, j)>
+#combout = affine_map<(r, j) -> (r)>
+
+// An unordered combine: the chunk partials are folded in pairs first and
+// the pair sums then, a tree whose order is not the chunks' order.
+func.func @tree_combine(%x: tensor<?x?xf32>, %init: tensor<?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c2 = arith.constant 2 : index
+  %rows = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %len = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %n = arith.divui %len, %c64 : index
+  %full = arith.muli %n, %c64 : index
+  %s = tensor.extract_slice %x[0, 0] [%rows, %full] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+  %e = tensor.expand_shape %s [[0], [1, 2]] output_shape [%rows, %n, 64] : tensor<?x?xf32> into tensor<?x?x64xf32>
+  %z = arith.constant 0.0 : f32
+  %i = tensor.empty(%rows, %n) : tensor<?x?xf32>
+  %f = linalg.fill ins(%z : f32) outs(%i : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %p = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%e : tensor<?x?x64xf32>) outs(%f : tensor<?x?xf32>)
+      attrs = {lockstep.chunk_role = "partial", lockstep.chunk_width = 64 : i64} {
+  ^bb0(%v: f32, %acc: f32):
+    %a = arith.addf %acc, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<?x?xf32>
+  %half = arith.divui %n, %c2 : index
+  // expected-note @+1 {{it is made here}}
+  %pp = tensor.expand_shape %p [[0], [1, 2]] output_shape [%rows, %half, 2] : tensor<?x?xf32> into tensor<?x?x2xf32>
+  %i2 = tensor.empty(%rows, %half) : tensor<?x?xf32>
+  %f2 = linalg.fill ins(%z : f32) outs(%i2 : tensor<?x?xf32>) -> tensor<?x?xf32>
+  // expected-note @+2 {{it is made here}}
+  // expected-error @+1 {{a combine folds a value that is not the chunks' partials (the chunks would not be folded once each, in order)}}
+  %q = linalg.generic {indexing_maps = [#pairs, #pairout], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%pp : tensor<?x?x2xf32>) outs(%f2 : tensor<?x?xf32>)
+      attrs = {lockstep.chunk_role = "combine", lockstep.chunk_width = 64 : i64} {
+  ^bb0(%v: f32, %acc: f32):
+    %a = arith.addf %acc, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<?x?xf32>
+  // A combine of a combine is refused as well.
+  // expected-error @+1 {{a combine folds a value that is not the chunks' partials}}
+  %c = linalg.generic {indexing_maps = [#comb, #combout], iterator_types = ["parallel", "reduction"]}
+      ins(%q : tensor<?x?xf32>) outs(%init : tensor<?xf32>)
+      attrs = {lockstep.chunk_role = "combine", lockstep.chunk_width = 64 : i64} {
+  ^bb0(%v: f32, %acc: f32):
+    %a = arith.addf %acc, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<?xf32>
+  return %c : tensor<?xf32>
+}
