@@ -55,6 +55,56 @@ struct CanonicalReductionsPass
     return prod;
   }
 
+  /// The product of the dynamic dims of an attention's query but the last
+  /// (its rows: batch, heads, query tokens), or null when all are static.
+  Value queryRows(RewriterBase &rw, Value q, Location loc) {
+    auto t = cast<RankedTensorType>(q.getType());
+    Value prod;
+    for (unsigned d = 0; d + 1 < t.getRank(); ++d)
+      if (t.isDynamicDim(d)) {
+        Value s = tensor::DimOp::create(rw, loc, q, d);
+        prod = prod ? arith::MulIOp::create(rw, loc, prod, s).getResult() : s;
+      }
+    return prod;
+  }
+
+  /// Whether the policy makes `op`'s split depend on its rows (the negative
+  /// controls): every reduction (adaptive), attention's key chunks, which
+  /// is how a kernel picks split-KV (adaptive-kv), or softmax chunks
+  /// (adaptive-softmax).
+  bool adaptiveFor(Operation *op) const {
+    if (policy == "adaptive")
+      return !isa<ls::AttentionOp, ls::PagedAttentionOp>(op);
+    if (policy == "adaptive-kv")
+      return isa<ls::AttentionOp, ls::PagedAttentionOp>(op);
+    if (policy == "adaptive-softmax")
+      return isa<linalg::SoftmaxOp>(op);
+    return false;
+  }
+
+  /// `few rows ? build(adaptive-chunk) : build(0)` chosen at run time, in
+  /// place of `op`: the shape of the negative controls.
+  LogicalResult splitByRows(RewriterBase &rw, Operation *op, Value few,
+                            function_ref<FailureOr<Value>(Operation *, int64_t)> build) {
+    auto ifOp = scf::IfOp::create(rw, op->getLoc(), op->getResultTypes(), few,
+                                  /*withElseRegion=*/true);
+    for (int branch = 0; branch < 2; ++branch) {
+      Block *blk = branch == 0 ? ifOp.thenBlock() : ifOp.elseBlock();
+      rw.setInsertionPointToStart(blk);
+      Operation *copy = rw.clone(*op);
+      rw.setInsertionPoint(copy);
+      FailureOr<Value> v = build(copy, branch == 0 ? adaptiveChunk : 0);
+      if (failed(v))
+        return op->emitError("cannot chunk this reduction");
+      rw.setInsertionPointToEnd(blk);
+      scf::YieldOp::create(rw, op->getLoc(), *v);
+      if (*v != copy->getResult(0))
+        rw.eraseOp(copy);
+    }
+    rw.replaceOp(op, ifOp.getResults());
+    return success();
+  }
+
   /// Builds the chunked form of `op` with width `width` before it (width 0:
   /// the op kept whole) and returns its value.
   FailureOr<Value> build(RewriterBase &rw, Operation *op, int64_t width) {
@@ -82,7 +132,7 @@ struct CanonicalReductionsPass
         length = s;
     }
     Value few;
-    if (policy == "adaptive")
+    if (adaptiveFor(op))
       if (Value rowCount = rows(rw, op))
         few = arith::CmpIOp::create(
             rw, op->getLoc(), arith::CmpIPredicate::ult, rowCount,
@@ -97,29 +147,39 @@ struct CanonicalReductionsPass
     }
     // The negative control: split with a small chunk when there are few
     // rows, fold whole otherwise, chosen at run time.
-    auto ifOp = scf::IfOp::create(rw, op->getLoc(), op->getResultTypes(), few,
-                                  /*withElseRegion=*/true);
-    for (int branch = 0; branch < 2; ++branch) {
-      Block *blk = branch == 0 ? ifOp.thenBlock() : ifOp.elseBlock();
-      rw.setInsertionPointToStart(blk);
-      Operation *copy = rw.clone(*op);
-      rw.setInsertionPoint(copy);
-      FailureOr<Value> v = build(rw, copy, branch == 0 ? adaptiveChunk : 0);
+    return splitByRows(rw, op, few, [&](Operation *copy, int64_t width) {
+      return build(rw, copy, width);
+    });
+  }
+
+  /// Expands an attention op (the contract's chunks of `width` keys), or,
+  /// under adaptive-kv, chunks of adaptive-chunk keys when its query has
+  /// few rows and of `width` otherwise.
+  template <typename Op>
+  LogicalResult expandAttention(RewriterBase &rw, Op op, int64_t width,
+                                FailureOr<Value> (*expand)(RewriterBase &, Op, int64_t)) {
+    rw.setInsertionPoint(op);
+    Value rowCount = adaptiveFor(op) ? queryRows(rw, op.getQuery(), op.getLoc()) : Value();
+    if (!rowCount) {
+      FailureOr<Value> v = expand(rw, op, width);
       if (failed(v))
-        return op->emitError("cannot chunk this reduction");
-      rw.setInsertionPointToEnd(blk);
-      scf::YieldOp::create(rw, op->getLoc(), *v);
-      if (*v != copy->getResult(0))
-        rw.eraseOp(copy);
+        return op.emitError("cannot put this attention in the canonical chunked form");
+      rw.replaceOp(op, *v);
+      return success();
     }
-    rw.replaceOp(op, ifOp.getResults());
-    return success();
+    Value few = arith::CmpIOp::create(
+        rw, op.getLoc(), arith::CmpIPredicate::ult, rowCount,
+        arith::ConstantIndexOp::create(rw, op.getLoc(), adaptiveRows));
+    return splitByRows(rw, op, few, [&](Operation *copy, int64_t w) {
+      return expand(rw, cast<Op>(copy), w ? w : width);
+    });
   }
 
   void runOnOperation() override {
-    if (policy != "canonical" && policy != "adaptive") {
-      getOperation().emitError("unknown reduction policy '") << policy
-          << "' (expected canonical or adaptive)";
+    if (policy != "canonical" && policy != "adaptive" && policy != "adaptive-kv" &&
+        policy != "adaptive-softmax") {
+      getOperation().emitError("unknown reduction policy '")
+          << policy << "' (expected canonical, adaptive, adaptive-kv or adaptive-softmax)";
       return signalPassFailure();
     }
     ChunkWidths widths{maxChunk, minChunk, dynamicChunk};
@@ -129,27 +189,18 @@ struct CanonicalReductionsPass
     SmallVector<ls::AttentionOp> attention;
     getOperation().walk([&](ls::AttentionOp op) { attention.push_back(op); });
     for (ls::AttentionOp op : attention) {
-      rw.setInsertionPoint(op);
       int64_t sk = op.getKey().getType().getDimSize(2);
-      FailureOr<Value> v = chunkAttention(
-          rw, op, widths.choose(ShapedType::isDynamic(sk) ? std::nullopt : std::optional(sk)));
-      if (failed(v)) {
-        op.emitError("cannot put this attention in the canonical chunked form");
+      int64_t width =
+          widths.choose(ShapedType::isDynamic(sk) ? std::nullopt : std::optional(sk));
+      if (failed(expandAttention<ls::AttentionOp>(rw, op, width, chunkAttention)))
         return signalPassFailure();
-      }
-      rw.replaceOp(op, *v);
     }
     SmallVector<ls::PagedAttentionOp> paged;
     getOperation().walk([&](ls::PagedAttentionOp op) { paged.push_back(op); });
-    for (ls::PagedAttentionOp op : paged) {
-      rw.setInsertionPoint(op);
-      FailureOr<Value> v = chunkPagedAttention(rw, op, widths.choose(std::nullopt));
-      if (failed(v)) {
-        op.emitError("cannot put this attention in the canonical chunked form");
+    for (ls::PagedAttentionOp op : paged)
+      if (failed(expandAttention<ls::PagedAttentionOp>(rw, op, widths.choose(std::nullopt),
+                                                       chunkPagedAttention)))
         return signalPassFailure();
-      }
-      rw.replaceOp(op, *v);
-    }
     SmallVector<Operation *> work;
     getOperation().walk([&](Operation *op) {
       if (op->hasAttr(kChunkRoleAttr))

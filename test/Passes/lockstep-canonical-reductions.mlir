@@ -1,5 +1,31 @@
 // RUN: lockstep-opt %s --split-input-file --lockstep-canonical-reductions | FileCheck %s
 // RUN: lockstep-opt %s --split-input-file --lockstep-canonical-reductions=policy=adaptive | FileCheck %s --check-prefix=ADAPT
+// RUN: lockstep-opt %s --split-input-file --lockstep-canonical-reductions=policy=adaptive-kv | FileCheck %s --check-prefix=KV
+// RUN: lockstep-opt %s --split-input-file --lockstep-canonical-reductions=policy=adaptive-softmax | FileCheck %s --check-prefix=SOFTMAX
+
+// The other negative controls touch only their own kind of reduction:
+// adaptive-kv leaves a matmul and a softmax in the contract's form and
+// splits attention's key chunks by the query's rows (16 keys a chunk when
+// they are fewer than 4, the contract's width otherwise); adaptive-softmax
+// splits only softmax.
+// KV-LABEL: func.func @matmul_dynamic_k
+// KV-NOT: scf.if
+// KV-LABEL: func.func @softmax_dynamic
+// KV-NOT: scf.if
+// KV-LABEL: func.func @adaptive_sum
+// KV-LABEL: func.func @attention_causal
+// KV: %[[ROWS:.*]] = tensor.dim %arg0, %c2
+// KV: %[[FEW:.*]] = arith.cmpi ult, %[[ROWS]], %c4
+// KV: scf.if %[[FEW]] -> (tensor<1x2x?x8xf32>)
+// KV: tensor.expand_shape {{.*}} output_shape [{{.*}}, 16]
+// KV: } else {
+// KV: tensor.expand_shape {{.*}} output_shape [{{.*}}, 64]
+// SOFTMAX-LABEL: func.func @matmul_dynamic_k
+// SOFTMAX-NOT: scf.if
+// SOFTMAX-LABEL: func.func @softmax_dynamic
+// SOFTMAX: scf.if
+// SOFTMAX-LABEL: func.func @attention_causal
+// SOFTMAX-NOT: scf.if
 
 #mk = affine_map<(m, k, n) -> (m, k)>
 #kn = affine_map<(m, k, n) -> (k, n)>

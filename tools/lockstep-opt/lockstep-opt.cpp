@@ -142,7 +142,9 @@ int importMain(int argc, char **argv) {
                "contract's chunked form, checked by the invariance verifier; "
                "adaptive: the negative control, which picks split points from "
                "the number of rows at run time like ordinary stacks (not "
-               "batch-invariant; the verifier is off)"),
+               "batch-invariant; the verifier is off); adaptive-kv: only "
+               "attention's key chunks (split-KV) chosen so; adaptive-softmax: "
+               "only softmax chunks chosen so (with --attention=decomposed)"),
       cl::init("canonical"));
   cl::opt<std::string> attention(
       "attention",
@@ -176,15 +178,19 @@ int importMain(int argc, char **argv) {
            << "' (expected recognized or decomposed)\n";
     return 2;
   }
-  if (reductionPolicy != "canonical" && reductionPolicy != "adaptive") {
+  if (reductionPolicy != "canonical" && reductionPolicy != "adaptive" &&
+      reductionPolicy != "adaptive-kv" && reductionPolicy != "adaptive-softmax") {
     errs() << "lockstep-opt: unknown --reduction-policy value '" << reductionPolicy
-           << "' (expected canonical or adaptive)\n";
+           << "' (expected canonical, adaptive, adaptive-kv or adaptive-softmax)\n";
     return 2;
   }
-  if (reductionPolicy == "adaptive")
-    errs() << "lockstep-opt: warning: --reduction-policy=adaptive is the "
-              "negative control: reductions split by batch size, not "
-              "batch-invariant, verifier off\n";
+  if (reductionPolicy != "canonical")
+    errs() << "lockstep-opt: warning: --reduction-policy=" << reductionPolicy
+           << " is a negative control: "
+           << (reductionPolicy == "adaptive"      ? "reductions"
+               : reductionPolicy == "adaptive-kv" ? "attention's key chunks"
+                                                  : "softmax chunks")
+           << " split by batch size, not batch-invariant, verifier off\n";
   if (emit.empty())
     emit = StringRef(output).ends_with(".lsa") ? "lsa" : "onnx";
   if (emit != "onnx" && emit != "onnx-raw" && emit != "summary" &&

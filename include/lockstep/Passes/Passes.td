@@ -496,7 +496,11 @@ def CanonicalReductions : Pass<"lockstep-canonical-reductions", "mlir::func::Fun
     reduction's dynamic parallel extents (its rows) is below `adaptive-rows`,
     it is chunked with width `adaptive-chunk`, else folded whole, chosen at
     run time by an scf.if, the way ordinary stacks pick split-K from the
-    batch size. lockstep-verify-invariance rejects it.
+    batch size. `policy=adaptive-kv` does the same to attention only: its
+    key chunks are `adaptive-chunk` wide when the query has few rows, the
+    contract's width otherwise, as kernels pick split-KV from the batch.
+    `policy=adaptive-softmax` does it to linalg.softmax only (attention
+    compiled decomposed). lockstep-verify-invariance rejects all three.
 
     Example: a matmul generic over (m, k, n) with k of dynamic length becomes
     a partial over (m, j, k', n) with k' of extent 64 reading
@@ -505,7 +509,7 @@ def CanonicalReductions : Pass<"lockstep-canonical-reductions", "mlir::func::Fun
   }];
   let options = [
     Option<"policy", "policy", "std::string", /*default=*/"\"canonical\"",
-           "canonical (the contract) or adaptive (the batch-dependent negative control)">,
+           "canonical (the contract), or a batch-dependent negative control: adaptive, adaptive-kv, adaptive-softmax">,
     Option<"maxChunk", "max-chunk", "int64_t", /*default=*/"256",
            "Largest chunk width for a static length">,
     Option<"minChunk", "min-chunk", "int64_t", /*default=*/"64",
