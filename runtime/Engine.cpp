@@ -90,6 +90,8 @@ bool Engine::run(const std::vector<Request> &requests, RunResult &out,
   out = RunResult();
   out.requests.resize(requests.size());
   Scheduler sched(cfg.scheduler, cfg.policy, *kv);
+  if (!cfg.script.empty())
+    sched.setScript(cfg.script);
   std::map<uint64_t, size_t> index; // accepted id -> its result
   // The scheduler advances its highest-priority request every step, so a
   // run takes at most this many steps; more means a scheduler bug.

@@ -77,6 +77,9 @@ struct EngineConfig {
   PolicyConfig policy = PolicyConfig::deterministicDefault();
   /// Keep each generated token's logits row in the results.
   bool keepLogits = true;
+  /// When not empty, the plans the scheduler follows instead of its policy
+  /// (Scheduler::setScript): a recorded schedule, replayed.
+  std::vector<StepPlan> script;
 };
 
 enum class RequestStatus { Ok, Rejected, Cancelled, Failed };

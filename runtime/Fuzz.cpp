@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -109,8 +111,11 @@ ScheduleSetup lockstep::rt::drawSchedule(uint64_t campaignSeed, int64_t index,
 bool lockstep::rt::runSchedule(StepModel &model, const CacheConfigFn &cache,
                                const ScheduleSetup &setup,
                                const std::vector<Request> &requests, ScheduleRun &out,
-                               std::string &error, const std::atomic<bool> *cancel) {
+                               std::string &error, const std::atomic<bool> *cancel,
+                               const std::vector<StepPlan> *script) {
   EngineConfig cfg;
+  if (script)
+    cfg.script = *script;
   cfg.kv = cache(setup.blockSize, setup.kvBlocks, setup.hostBlocks);
   cfg.scheduler = setup.scheduler;
   cfg.policy = setup.policy;
@@ -220,6 +225,61 @@ std::string lockstep::rt::planLine(const StepPlan &p) {
     s += " run:" + std::to_string(e.seq) + "@" + std::to_string(e.startPosition) + "+" +
          std::to_string(e.tokens.size()) + (e.wantLogits ? "L" : "");
   return s;
+}
+
+bool lockstep::rt::parsePlanLine(const std::string &line, StepPlan &p, std::string &error) {
+  std::istringstream in(line);
+  std::string word;
+  p = StepPlan();
+  if (!(in >> word) || word != "step" || !(in >> p.step) || !(in >> word) ||
+      word != "budget" || !(in >> p.tokenBudget) || !(in >> word) || word != "seqs" ||
+      !(in >> p.maxSeqs)) {
+    error = "not a step line";
+    return false;
+  }
+  static const EventKind kinds[] = {EventKind::Admit,          EventKind::PreemptRecompute,
+                                    EventKind::PreemptSwap,    EventKind::EvictRecompute,
+                                    EventKind::EvictSwap,      EventKind::SwapIn,
+                                    EventKind::Readmit};
+  while (in >> word) {
+    size_t colon = word.find(':');
+    std::string name = word.substr(0, colon == std::string::npos ? 0 : colon);
+    std::string rest = colon == std::string::npos ? "" : word.substr(colon + 1);
+    if (name == "run") {
+      StepEntry e;
+      unsigned long long seq = 0;
+      long long start = 0, count = 0;
+      char mark = 0;
+      int got = std::sscanf(rest.c_str(), "%llu@%lld+%lld%c", &seq, &start, &count, &mark);
+      if (got < 3 || (got == 4 && mark != 'L') || start < 0 || count < 1 || count > (1 << 30)) {
+        error = "bad entry '" + word + "'";
+        return false;
+      }
+      e.seq = seq;
+      e.startPosition = start;
+      e.tokens.assign(size_t(count), 0);
+      e.wantLogits = got == 4;
+      p.entries.push_back(std::move(e));
+      continue;
+    }
+    bool known = false;
+    for (EventKind k : kinds)
+      if (name == eventKindName(k)) {
+        char *end = nullptr;
+        unsigned long long seq = std::strtoull(rest.c_str(), &end, 10);
+        if (rest.empty() || *end) {
+          error = "bad event '" + word + "'";
+          return false;
+        }
+        p.events.push_back({k, seq});
+        known = true;
+      }
+    if (!known) {
+      error = "unknown item '" + word + "'";
+      return false;
+    }
+  }
+  return true;
 }
 
 // The trace: "lockstep-trace 1", then `key value...` lines.
@@ -335,7 +395,12 @@ bool lockstep::rt::readTrace(const std::string &path, Trace &t, std::string &err
       ok = ok && in.eof();
       t.requests.push_back(std::move(r));
     } else if (key == "step") {
+      StepPlan plan;
+      std::string why;
+      if (!parsePlanLine(line, plan, why))
+        return bad(why);
       t.planLines.push_back(line);
+      t.plans.push_back(std::move(plan));
     } else {
       return bad("unknown line '" + key + "'");
     }

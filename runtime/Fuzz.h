@@ -61,10 +61,13 @@ struct ScheduleRun {
   std::vector<std::vector<int64_t>> tokenSteps; ///< [request][generated i]
 };
 
+/// Runs `requests` under `setup`; with a `script` (a trace's plans), the
+/// scheduler takes the recorded steps instead of drawing them.
 bool runSchedule(StepModel &model, const CacheConfigFn &cache,
                  const ScheduleSetup &setup, const std::vector<Request> &requests,
                  ScheduleRun &out, std::string &error,
-                 const std::atomic<bool> *cancel = nullptr);
+                 const std::atomic<bool> *cancel = nullptr,
+                 const std::vector<StepPlan> *script = nullptr);
 
 struct Mismatch {
   uint64_t request = 0;
@@ -101,11 +104,17 @@ struct Trace {
   ScheduleSetup setup;
   std::vector<Request> requests;
   std::vector<std::string> planLines; ///< As planLine() prints them.
+  std::vector<StepPlan> plans;        ///< The same, parsed (entries without tokens).
 };
 bool readTrace(const std::string &path, Trace &out, std::string &error);
 
-/// A plan as one line of text (the trace's `step` lines).
+/// A plan as one line of text (the trace's `step` lines): the step, its
+/// limits, its events (`admit:ID`, `preempt-swap:ID`, ...) and its entries
+/// (`run:ID@START+COUNT`, with `L` when the entry wants logits).
 std::string planLine(const StepPlan &plan);
+/// Parses a planLine(); the entries' tokens are COUNT zeros. False with
+/// `error` on a malformed line.
+bool parsePlanLine(const std::string &line, StepPlan &plan, std::string &error);
 
 } // namespace lockstep::rt
 

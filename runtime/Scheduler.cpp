@@ -142,6 +142,8 @@ bool Scheduler::add(const Request &r, std::string &reason) {
 }
 
 bool Scheduler::waitingForArrivals() const {
+  if (script) // the recorded idle steps are steps like the others
+    return step < int64_t(script->size());
   for (uint64_t id : pending)
     if (seqs.at(id).arrivalStep > step)
       return true;
@@ -287,6 +289,8 @@ bool Scheduler::schedule(StepPlan &plan, std::string &error) {
             " was planned but not completed";
     return false;
   }
+  if (script)
+    return scheduleScripted(plan, error);
   plan = StepPlan();
   plan.step = step;
   const PolicyConfig &pc = policy.config();
@@ -348,6 +352,11 @@ bool Scheduler::schedule(StepPlan &plan, std::string &error) {
     budget -= n;
   }
 
+  account(plan);
+  return true;
+}
+
+void Scheduler::account(const StepPlan &plan) {
   if (plan.entries.empty()) {
     ++st.idleSteps;
   } else {
@@ -358,6 +367,101 @@ bool Scheduler::schedule(StepPlan &plan, std::string &error) {
     st.largestBatchTokens = std::max(st.largestBatchTokens, plan.numTokens());
   }
   outstanding = true;
+}
+
+void Scheduler::setScript(std::vector<StepPlan> s) { script = std::move(s); }
+
+bool Scheduler::scheduleScripted(StepPlan &plan, std::string &error) {
+  auto fail = [&](const std::string &why) {
+    error = "the trace's step " + std::to_string(step) + " cannot be taken: " + why;
+    return false;
+  };
+  if (step >= int64_t(script->size()))
+    return fail("the trace ends after " + std::to_string(script->size()) +
+                " steps and requests are unfinished");
+  const StepPlan &want = (*script)[size_t(step)];
+  plan = StepPlan();
+  plan.step = step;
+  plan.tokenBudget = want.tokenBudget;
+  plan.maxSeqs = want.maxSeqs;
+  for (const StepEvent &e : want.events) {
+    auto it = seqs.find(e.seq);
+    if (it == seqs.end())
+      return fail("request " + std::to_string(e.seq) + " is unknown");
+    Seq &s = it->second;
+    std::string who = std::string(eventKindName(e.kind)) + " of request " + std::to_string(e.seq);
+    switch (e.kind) {
+    case EventKind::Admit:
+      if (s.state != State::Pending)
+        return fail(who + ", which is not waiting");
+      s.priority = nextPriority++;
+      pending.erase(std::find(pending.begin(), pending.end(), e.seq));
+      s.state = State::Running;
+      ++st.admitted;
+      break;
+    case EventKind::Readmit:
+      if (s.state != State::Preempted)
+        return fail(who + ", which is not preempted");
+      s.state = State::Running;
+      break;
+    case EventKind::SwapIn:
+      if (s.state != State::Swapped || !kv.swapIn(e.seq))
+        return fail(who + ": not swapped out, or too few free blocks");
+      s.state = State::Running;
+      ++st.swapIns;
+      break;
+    case EventKind::PreemptRecompute:
+    case EventKind::EvictRecompute:
+      if (s.state != State::Running)
+        return fail(who + ", which is not running");
+      kv.release(e.seq);
+      s.computed = 0;
+      s.state = State::Preempted;
+      ++st.preemptRecompute;
+      st.evictions += e.kind == EventKind::EvictRecompute;
+      break;
+    case EventKind::PreemptSwap:
+    case EventKind::EvictSwap:
+      if (s.state != State::Running || !kv.swapOut(e.seq))
+        return fail(who + ": not running, or too little host space");
+      s.state = State::Swapped;
+      ++st.preemptSwap;
+      st.evictions += e.kind == EventKind::EvictSwap;
+      break;
+    }
+    plan.events.push_back(e);
+  }
+  for (const StepEntry &want_e : want.entries) {
+    auto it = seqs.find(want_e.seq);
+    if (it == seqs.end())
+      return fail("request " + std::to_string(want_e.seq) + " is unknown");
+    Seq &s = it->second;
+    int64_t n = int64_t(want_e.tokens.size());
+    std::string who = "running request " + std::to_string(want_e.seq);
+    if (s.state != State::Running || s.inPlan)
+      return fail(who + ", which is not running");
+    if (want_e.startPosition != s.computed || n < 1 ||
+        s.computed + n > int64_t(s.tokens.size()))
+      return fail(who + " from position " + std::to_string(want_e.startPosition) + " for " +
+                  std::to_string(n) + " tokens: it has " + std::to_string(s.computed) +
+                  " in the cache and " + std::to_string(s.tokens.size()) + " known");
+    bool wantLogits = s.computed + n == int64_t(s.tokens.size());
+    if (wantLogits != want_e.wantLogits)
+      return fail(who + ": the trace " + (want_e.wantLogits ? "samples" : "does not sample") +
+                  " after it, the requests say otherwise");
+    if (!kv.reserve(want_e.seq, s.computed + n))
+      return fail(who + ": too few free KV blocks");
+    StepEntry e;
+    e.seq = want_e.seq;
+    e.startPosition = s.computed;
+    e.tokens.assign(s.tokens.begin() + s.computed, s.tokens.begin() + s.computed + n);
+    e.wantLogits = wantLogits;
+    st.recomputedTokens +=
+        std::max<int64_t>(0, std::min(s.everComputed, s.computed + n) - s.computed);
+    s.inPlan = true;
+    plan.entries.push_back(std::move(e));
+  }
+  account(plan);
   return true;
 }
 

@@ -45,6 +45,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -188,6 +189,15 @@ public:
   bool complete(const StepPlan &plan, const std::vector<int32_t> &sampled,
                 std::string &error);
 
+  /// Makes the scheduler follow `script` (plans as a trace records them:
+  /// limits, events and entries, without tokens) instead of its policy:
+  /// each step applies the recorded admissions, preemptions, evictions and
+  /// swaps to the KV cache and runs the recorded entries, taking their
+  /// tokens from the requests. schedule() fails, saying where, when a
+  /// recorded step cannot be taken (the trace does not fit the requests,
+  /// the cache or what the model generated). Call before the first step.
+  void setScript(std::vector<StepPlan> script);
+
   /// No request is unfinished.
   bool done() const { return unfinished == 0; }
   /// Some unfinished request has not arrived yet (an empty plan is expected).
@@ -228,6 +238,10 @@ private:
   /// Tries to schedule `s` with at most `budget` tokens; returns the tokens
   /// scheduled (0 when it could not be).
   int64_t tryRun(Seq &s, int64_t budget, StepPlan &plan);
+  /// schedule() under a script: the recorded step `step`.
+  bool scheduleScripted(StepPlan &plan, std::string &error);
+  /// Counts a planned step in the stats and makes it outstanding.
+  void account(const StepPlan &plan);
 
   SchedulerConfig cfg;
   Policy policy;
@@ -240,6 +254,7 @@ private:
   int64_t unfinished = 0;
   bool outstanding = false;
   SchedulerStats st;
+  std::optional<std::vector<StepPlan>> script;
 };
 
 } // namespace lockstep::rt

@@ -154,8 +154,10 @@ const Subcommand kSubcommands[] = {
     {"replay", "replay MODEL.lsa TRACE [--threads N] [--device cpu|cuda]",
      "Re-run a schedule recorded by fuzz exactly.",
      nullptr,
-     "Runs the trace's requests alone (the baseline) and then its schedule, checks\n"
-     "that every step is the one recorded, and compares every logit bit for bit.\n"
+     "Runs the trace's requests alone (the baseline), then executes its recorded\n"
+     "plan step by step (admissions, prefill chunks, preemptions, evictions and\n"
+     "swaps as recorded, not re-derived from the seeds, so that a trace outlives\n"
+     "changes to the scheduler's policy), and compares every logit bit for bit.\n"
      "Exit status 1 when the mismatch is reproduced (or the steps diverge), 0 when\n"
      "every logit is identical.\n\n"
      "Options:\n"
