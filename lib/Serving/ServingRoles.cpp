@@ -24,6 +24,32 @@ Value strip(Value v, bool reshapes = false) {
   return v;
 }
 
+/// Whether input `i` of `main` is the positions: named so (its ONNX name
+/// holds "position", or is "pos"), or read by a Sin or Cos, as rotary
+/// embeddings compute their angles from positions. Another integer [batch,
+/// seq] input (token type ids, say) must never be fed positions.
+bool isPositions(func::FuncOp main, unsigned i) {
+  if (auto n = main.getArgAttrOfType<StringAttr>(i, "onnx.name")) {
+    std::string lower = n.getValue().lower();
+    if (lower.find("position") != std::string::npos || lower == "pos")
+      return true;
+  }
+  SmallVector<Value> work{main.getArgument(i)};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    for (Operation *user : v.getUsers()) {
+      if (isa<SinOp, CosOp>(user))
+        return true;
+      for (Value r : user->getResults())
+        work.push_back(r);
+    }
+  }
+  return false;
+}
+
 } // namespace
 
 std::optional<SmallVector<DimExpr>> lockstep::dimsOf(Value v) {
@@ -135,7 +161,18 @@ std::optional<ServingRoles> lockstep::findServingRoles(func::FuncOp main,
     if (inputUsed[i])
       continue;
     auto d = dimsOf(main.getArgument(i));
-    if (d && isInt(main.getArgument(i).getType()) && *d == *idDims && !r.positions) {
+    if (d && isInt(main.getArgument(i).getType()) && *d == *idDims) {
+      auto n = main.getArgAttrOfType<StringAttr>(i, "onnx.name");
+      std::string name = "input " + std::to_string(i) + (n ? " '" + n.getValue().str() + "'" : "");
+      if (r.positions) {
+        why = name + " is a second integer [batch, seq] input besides the positions";
+        return std::nullopt;
+      }
+      if (!isPositions(main, i)) {
+        why = name + " is an integer [batch, seq] input that is neither named nor used as "
+              "positions (no Sin or Cos reads it): Lockstep will not guess what to feed it";
+        return std::nullopt;
+      }
       r.positions = i;
     } else if (d && d->size() == 2 && (*d)[0] == (*idDims)[0] && (*d)[1] == total &&
                !r.attentionMask) {
