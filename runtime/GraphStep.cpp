@@ -3,6 +3,7 @@
 
 #include "ArtifactMeta.h"
 #include "Exec.h"
+#include "lockstep/Artifact/ServingKeys.h"
 
 #include <cstring>
 #include <map>
@@ -10,6 +11,7 @@
 
 using namespace lockstep;
 using namespace lockstep::rt;
+namespace K = lockstep::serving_keys;
 using serving::parseIndex;
 using serving::property;
 
@@ -50,15 +52,15 @@ std::unique_ptr<GraphStepModel>
 GraphStepModel::create(const LoadedArtifact &artifact, const CpuModule &module,
                        std::string &error) {
   const ArtifactMeta &m = artifact.meta();
-  if (auto none = property(m, "serving.none")) {
+  if (auto none = property(m, K::kNone)) {
     error = "the model cannot be served: " + *none;
     return nullptr;
   }
   auto get = [&](const char *k) { return property(m, k); };
   std::unique_ptr<GraphStepModel> g(new GraphStepModel(artifact, module));
-  auto ids = get("serving.token_ids"), lg = get("serving.logits"),
-       nStreams = get("serving.cache_streams"), batch = get("serving.batch"),
-       seq = get("serving.seq"), past = get("serving.past");
+  auto ids = get(K::kTokenIds), lg = get(K::kLogits),
+       nStreams = get(K::kCacheStreams), batch = get(K::kBatch),
+       seq = get(K::kSeq), past = get(K::kPast);
   if (!ids || !lg || !nStreams || !batch || !seq || !past ||
       !parseIndex(*ids, m.inputs.size(), g->tokenIds) ||
       !parseIndex(*lg, m.outputs.size(), g->logits)) {
@@ -66,14 +68,14 @@ GraphStepModel::create(const LoadedArtifact &artifact, const CpuModule &module,
     return nullptr;
   }
   size_t idx = 0;
-  if (auto p = get("serving.positions")) {
+  if (auto p = get(K::kPositions)) {
     if (!parseIndex(*p, m.inputs.size(), idx)) {
       error = "bad serving.positions";
       return nullptr;
     }
     g->positions = idx;
   }
-  if (auto p = get("serving.attention_mask")) {
+  if (auto p = get(K::kAttentionMask)) {
     if (!parseIndex(*p, m.inputs.size(), idx)) {
       error = "bad serving.attention_mask";
       return nullptr;
@@ -100,7 +102,7 @@ GraphStepModel::create(const LoadedArtifact &artifact, const CpuModule &module,
     return nullptr;
   }
   for (size_t s = 0; s < n; ++s) {
-    auto c = get(("serving.cache." + std::to_string(s)).c_str());
+    auto c = get((K::cache(s)).c_str());
     std::istringstream in(c ? *c : "");
     std::string a, b, ax;
     Stream st;

@@ -2,6 +2,7 @@
 #include "RaggedStep.h"
 
 #include "ArtifactMeta.h"
+#include "lockstep/Artifact/ServingKeys.h"
 
 #include <algorithm>
 #include <cstring>
@@ -10,6 +11,7 @@
 
 using namespace lockstep;
 using namespace lockstep::rt;
+namespace K = lockstep::serving_keys;
 using serving::parseIndex;
 using serving::property;
 
@@ -53,11 +55,11 @@ std::unique_ptr<RaggedStepModel>
 RaggedStepModel::create(const LoadedArtifact &artifact, const CpuModule &module,
                         std::string &error, DeviceServing *device) {
   const ArtifactMeta &m = artifact.meta();
-  if (auto none = property(m, "serving.none")) {
+  if (auto none = property(m, K::kNone)) {
     error = "the model cannot be served: " + *none;
     return nullptr;
   }
-  if (property(m, "serving.step") != "ragged") {
+  if (property(m, K::kStep) != K::kRagged) {
     error = "the artifact is not in the ragged serving form (serving.step is not 'ragged')";
     return nullptr;
   }
@@ -97,50 +99,50 @@ RaggedStepModel::create(const LoadedArtifact &artifact, const CpuModule &module,
   };
   auto isInt = [](const TensorSpec &t) { return t.dtype == "i64" || t.dtype == "i32"; };
 
-  if (!role("serving.token_ids", false, g->tokenIds))
+  if (!role(K::kTokenIds, false, g->tokenIds))
     return nullptr;
   const TensorSpec &ids = m.inputs[g->tokenIds];
-  if (!check(ids, "serving.token_ids",
+  if (!check(ids, K::kTokenIds,
              isInt(ids) && ids.dims.size() == 2 && isSymbol(ids.dims[1]),
              "i64 or i32 [batch, seq] with a symbolic seq"))
     return nullptr;
   const std::string &B = ids.dims[0], &S = ids.dims[1];
   const std::string batchSeq = "[" + B + ", " + S + "]";
-  if (property(m, "serving.positions")) {
+  if (property(m, K::kPositions)) {
     size_t p = 0;
-    if (!role("serving.positions", false, p))
+    if (!role(K::kPositions, false, p))
       return nullptr;
     const TensorSpec &t = m.inputs[p];
-    if (!check(t, "serving.positions", isInt(t) && t.dims == ids.dims,
+    if (!check(t, K::kPositions, isInt(t) && t.dims == ids.dims,
                "i64 or i32 " + batchSeq))
       return nullptr;
     g->positions = p;
   }
-  if (!role("serving.ragged.positions", false, g->raggedPositions) ||
-      !check(m.inputs[g->raggedPositions], "serving.ragged.positions",
+  if (!role(K::kRaggedPositions, false, g->raggedPositions) ||
+      !check(m.inputs[g->raggedPositions], K::kRaggedPositions,
              m.inputs[g->raggedPositions].dtype == "i64" &&
                  m.inputs[g->raggedPositions].dims == std::vector<std::string>{S},
              "i64 [" + S + "]") ||
-      !role("serving.ragged.seq_starts", false, g->seqStarts) ||
-      !check(m.inputs[g->seqStarts], "serving.ragged.seq_starts",
+      !role(K::kSeqStarts, false, g->seqStarts) ||
+      !check(m.inputs[g->seqStarts], K::kSeqStarts,
              m.inputs[g->seqStarts].dtype == "i64" &&
                  m.inputs[g->seqStarts].dims.size() == 1,
              "i64 [requests + 1]") ||
-      !role("serving.ragged.block_tables", false, g->blockTables) ||
-      !check(m.inputs[g->blockTables], "serving.ragged.block_tables",
+      !role(K::kBlockTables, false, g->blockTables) ||
+      !check(m.inputs[g->blockTables], K::kBlockTables,
              m.inputs[g->blockTables].dtype == "i32" &&
                  m.inputs[g->blockTables].dims.size() == 2,
              "i32 [requests, max_blocks]") ||
-      !role("serving.logits", true, g->logits))
+      !role(K::kLogits, true, g->logits))
     return nullptr;
   // With logit rows, the logits are computed for those tokens only.
   std::string rowsDim = S;
-  if (property(m, "serving.ragged.logit_rows")) {
+  if (property(m, K::kLogitRows)) {
     size_t r = 0;
-    if (!role("serving.ragged.logit_rows", false, r))
+    if (!role(K::kLogitRows, false, r))
       return nullptr;
     const TensorSpec &t = m.inputs[r];
-    if (!check(t, "serving.ragged.logit_rows",
+    if (!check(t, K::kLogitRows,
                t.dtype == "i64" && t.dims.size() == 1 && isSymbol(t.dims[0]) && t.dims[0] != S,
                "i64 [rows] with a symbolic rows"))
       return nullptr;
@@ -151,7 +153,7 @@ RaggedStepModel::create(const LoadedArtifact &artifact, const CpuModule &module,
   std::optional<int64_t> vocab;
   if (lo.dims.size() == 3)
     vocab = positiveConstant(lo.dims[2]);
-  if (!check(lo, "serving.logits",
+  if (!check(lo, K::kLogits,
              lo.dtype == "f32" && vocab && lo.dims[0] == B && lo.dims[1] == rowsDim,
              "f32 [" + B + ", " + rowsDim + ", vocab] with a constant vocab"))
     return nullptr;
@@ -160,14 +162,14 @@ RaggedStepModel::create(const LoadedArtifact &artifact, const CpuModule &module,
     return nullptr;
 
   size_t n = 0;
-  auto nStreams = property(m, "serving.cache_streams");
+  auto nStreams = property(m, K::kCacheStreams);
   if (!nStreams || !parseIndex(*nStreams, 1u << 20, n) || n == 0) {
     error = nStreams ? "bad serving.cache_streams '" + escapeText(*nStreams) + "'"
                      : "the artifact has no serving.cache_streams";
     return nullptr;
   }
   for (size_t s = 0; s < n; ++s) {
-    std::string key = "serving.cache." + std::to_string(s);
+    std::string key = K::cache(s);
     auto c = property(m, key);
     std::istringstream in(c ? *c : "");
     std::string a, b, extra;

@@ -3,8 +3,10 @@
 
 #include "GraphStep.h"
 #include "RaggedStep.h"
+#include "lockstep/Artifact/ServingKeys.h"
 
 using namespace lockstep::rt;
+namespace K = lockstep::serving_keys;
 
 std::optional<std::string> serving::property(const ArtifactMeta &meta,
                                              const std::string &key) {
@@ -22,7 +24,7 @@ bool serving::parseIndex(const std::string &s, size_t limit, size_t &out) {
 }
 
 bool ServingModel::readContextLimit(const ArtifactMeta &meta, std::string &error) {
-  auto lim = serving::property(meta, "serving.max_context");
+  auto lim = serving::property(meta, K::kMaxContext);
   if (!lim)
     return true;
   size_t n = 0;
@@ -32,17 +34,17 @@ bool ServingModel::readContextLimit(const ArtifactMeta &meta, std::string &error
   }
   contextLimit = int64_t(n);
   contextLimitAt =
-      serving::property(meta, "serving.max_context_at").value_or("a fixed-size table");
+      serving::property(meta, K::kMaxContextAt).value_or("a fixed-size table");
   return true;
 }
 
 std::unique_ptr<ServingModel>
 lockstep::rt::createServingModel(const LoadedArtifact &artifact, const CpuModule &module,
                                  std::string &error, DeviceServing *device) {
-  if (serving::property(artifact.meta(), "serving.step") == "ragged")
+  if (serving::property(artifact.meta(), K::kStep) == K::kRagged)
     return RaggedStepModel::create(artifact, module, error, device);
   if (device) {
-    if (auto none = serving::property(artifact.meta(), "serving.none"))
+    if (auto none = serving::property(artifact.meta(), K::kNone))
       error = "the model cannot be served: " + *none;
     else
       error = "serving on a GPU needs the ragged serving step, and this artifact holds the "

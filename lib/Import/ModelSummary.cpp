@@ -7,6 +7,7 @@
 #include "lockstep/Serving/ServingRoles.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringMap.h"
+#include "lockstep/Artifact/ServingKeys.h"
 
 #include <map>
 #include <set>
@@ -14,6 +15,7 @@
 using namespace mlir;
 using namespace lockstep;
 using namespace lockstep::onnxir;
+namespace K = lockstep::serving_keys;
 
 namespace {
 
@@ -82,20 +84,20 @@ void lockstep::printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
         return name(func.getResultAttrDict(i), i);
       };
       for (auto &[k, v] : *props) {
-        if (k == "serving.token_ids")
+        if (k == K::kTokenIds)
           os << "; token ids " << argName(v);
-        else if (k == "serving.positions")
+        else if (k == K::kPositions)
           os << ", graph positions " << argName(v);
-        else if (k == "serving.logits")
+        else if (k == K::kLogits)
           os << ", logits " << resName(v);
-        else if (k == "serving.ragged.logit_rows")
+        else if (k == K::kLogitRows)
           os << " at the rows of " << argName(v);
-        else if (StringRef(k).starts_with("serving.cache.")) {
+        else if (StringRef(k).starts_with(K::kCachePrefix)) {
           std::string pool = v.substr(0, v.find(' ')), fresh = v.substr(v.find(' ') + 1);
           os << "\n  cache: " << argName(pool) << " <- " << resName(fresh);
-        } else if (k == "serving.max_context")
+        } else if (k == K::kMaxContext)
           os << "\n  context: at most " << v << " tokens";
-        else if (k == "serving.max_context_at")
+        else if (k == K::kMaxContextAt)
           os << " (" << v << ")";
       }
       os << "\n";

@@ -6,11 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lockstep/Serving/ServingRoles.h"
+#include "lockstep/Artifact/ServingKeys.h"
 
 #include <map>
 
 using namespace mlir;
 using namespace lockstep;
+namespace K = lockstep::serving_keys;
 
 bool lockstep::isRaggedStep(func::FuncOp main) {
   auto s = main->getAttrOfType<StringAttr>("lockstep.step");
@@ -38,15 +40,15 @@ lockstep::raggedStepProperties(func::FuncOp main, std::string &why) {
     why = "the ragged step has no logits output";
     return std::nullopt;
   }
-  p.push_back({"serving.step", "ragged"});
-  p.push_back({"serving.token_ids", num(in["token_ids"])});
+  p.push_back({K::kStep, K::kRagged});
+  p.push_back({K::kTokenIds, num(in["token_ids"])});
   if (in.count("positions"))
-    p.push_back({"serving.positions", num(in["positions"])});
+    p.push_back({K::kPositions, num(in["positions"])});
   for (const char *role : {"ragged.positions", "ragged.seq_starts", "ragged.block_tables"})
-    p.push_back({std::string("serving.") + role, num(in[role])});
-  p.push_back({"serving.logits", num(out["logits"])});
+    p.push_back({std::string(K::kPrefix) + role, num(in[role])});
+  p.push_back({K::kLogits, num(out["logits"])});
   if (in.count("ragged.logit_rows"))
-    p.push_back({"serving.ragged.logit_rows", num(in["ragged.logit_rows"])});
+    p.push_back({K::kLogitRows, num(in["ragged.logit_rows"])});
   unsigned n = 0;
   while (in.count("pool." + std::to_string(n)) && out.count("new." + std::to_string(n)))
     ++n;
@@ -54,15 +56,15 @@ lockstep::raggedStepProperties(func::FuncOp main, std::string &why) {
     why = "the ragged step's pools and new rows do not pair up";
     return std::nullopt;
   }
-  p.push_back({"serving.cache_streams", num(n)});
+  p.push_back({K::kCacheStreams, num(n)});
   for (unsigned s = 0; s < n; ++s)
-    p.push_back({"serving.cache." + std::to_string(s),
+    p.push_back({K::cache(s),
                  num(in["pool." + std::to_string(s)]) + " " +
                      num(out["new." + std::to_string(s)])});
   if (auto m = main->getAttrOfType<IntegerAttr>("lockstep.max_context")) {
-    p.push_back({"serving.max_context", std::to_string(m.getInt())});
+    p.push_back({K::kMaxContext, std::to_string(m.getInt())});
     auto at = main->getAttrOfType<StringAttr>("lockstep.max_context_at");
-    p.push_back({"serving.max_context_at", at ? at.str() : "a fixed-size table"});
+    p.push_back({K::kMaxContextAt, at ? at.str() : "a fixed-size table"});
   }
   return p;
 }

@@ -2,10 +2,12 @@
 #include "lockstep/Serving/ServingRoles.h"
 
 #include "lockstep/Dialect/ONNX/ONNXDialect.h"
+#include "lockstep/Artifact/ServingKeys.h"
 
 using namespace mlir;
 using namespace lockstep;
 using namespace lockstep::onnxir;
+namespace K = lockstep::serving_keys;
 
 namespace {
 
@@ -210,23 +212,23 @@ std::vector<std::pair<std::string, std::string>>
 lockstep::servingProperties(const ServingRoles &r) {
   std::vector<std::pair<std::string, std::string>> p;
   auto num = [](unsigned v) { return std::to_string(v); };
-  p.push_back({"serving.token_ids", num(r.tokenIds)});
+  p.push_back({K::kTokenIds, num(r.tokenIds)});
   if (r.positions)
-    p.push_back({"serving.positions", num(*r.positions)});
+    p.push_back({K::kPositions, num(*r.positions)});
   if (r.attentionMask)
-    p.push_back({"serving.attention_mask", num(*r.attentionMask)});
-  p.push_back({"serving.logits", num(r.logits)});
-  p.push_back({"serving.batch", r.batch});
-  p.push_back({"serving.seq", r.seq});
-  p.push_back({"serving.past", r.past});
-  p.push_back({"serving.cache_streams", num(r.cache.size())});
+    p.push_back({K::kAttentionMask, num(*r.attentionMask)});
+  p.push_back({K::kLogits, num(r.logits)});
+  p.push_back({K::kBatch, r.batch});
+  p.push_back({K::kSeq, r.seq});
+  p.push_back({K::kPast, r.past});
+  p.push_back({K::kCacheStreams, num(r.cache.size())});
   for (size_t i = 0; i < r.cache.size(); ++i)
-    p.push_back({"serving.cache." + std::to_string(i),
+    p.push_back({K::cache(i),
                  num(r.cache[i].past) + " " + num(r.cache[i].present) + " " +
                      num(r.cache[i].axis)});
   if (r.maxContext) {
-    p.push_back({"serving.max_context", std::to_string(*r.maxContext)});
-    p.push_back({"serving.max_context_at", r.maxContextAt});
+    p.push_back({K::kMaxContext, std::to_string(*r.maxContext)});
+    p.push_back({K::kMaxContextAt, r.maxContextAt});
   }
   return p;
 }

@@ -11,10 +11,12 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/ADT/StringMap.h"
+#include "lockstep/Artifact/ServingKeys.h"
 
 using namespace mlir;
 using namespace lockstep;
 using namespace lockstep::onnxir;
+namespace K = lockstep::serving_keys;
 
 namespace {
 
@@ -83,7 +85,7 @@ LogicalResult lockstep::emitCPUArtifact(ModuleOp module, const std::string &path
     for (auto &p : servingProperties(*roles))
       meta.properties.push_back(p);
   } else {
-    meta.properties.push_back({"serving.none", notServable});
+    meta.properties.push_back({K::kNone, notServable});
   }
   auto nameOf = [](DictionaryAttr d, unsigned i) {
     auto n = d ? d.getAs<StringAttr>("onnx.name") : StringAttr();

@@ -1,8 +1,10 @@
 //===- Loaded.cpp - A served model, loaded and ready to step --------------===//
 #include "Loaded.h"
+#include "lockstep/Artifact/ServingKeys.h"
 
 using namespace lockstep::rt;
 using namespace lockstep::run;
+namespace K = lockstep::serving_keys;
 
 bool Loaded::load(const std::string &path, int64_t threads, const std::string &on,
                   std::string &error) {
@@ -61,7 +63,7 @@ bool lockstep::run::sameModel(const ArtifactMeta &a, const ArtifactMeta &b,
   auto servingProps = [](const ArtifactMeta &m) {
     std::vector<std::pair<std::string, std::string>> p;
     for (const auto &kv : m.properties)
-      if (kv.first.rfind("serving.", 0) == 0)
+      if (kv.first.rfind(K::kPrefix, 0) == 0)
         p.push_back(kv);
     return p;
   };

@@ -14,6 +14,7 @@
 #include "CudaBackend.h"
 #include "Exec.h"
 #include "Npy.h"
+#include "lockstep/Artifact/ServingKeys.h"
 
 #include <algorithm>
 #include <malloc.h>
@@ -31,6 +32,7 @@
 #include <unistd.h>
 
 using namespace lockstep::rt;
+namespace K = lockstep::serving_keys;
 using lockstep::run::flagValue;
 
 namespace {
@@ -341,7 +343,7 @@ int runExec(int argc, char **argv) {
     // A decoder compiled as the ragged step has the step's inputs, not the
     // exported graph's: say how to get the graph.
     for (const auto &[k, v] : artifact.meta().properties)
-      if (k == "serving.step" && v == "ragged" && error.rfind("missing input", 0) == 0)
+      if (k == K::kStep && v == K::kRagged && error.rfind("missing input", 0) == 0)
         error += "; this artifact is the ragged serving step (lockstep-opt --step=graph "
                  "compiles the exported graph, with its own inputs)";
     return runError(error);
