@@ -3,6 +3,7 @@
 #include "lockstep/Reductions/Chunking.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -73,7 +74,7 @@ struct CanonicalReductionsPass
   /// is how a kernel picks split-KV (adaptive-kv), or softmax chunks
   /// (adaptive-softmax).
   bool adaptiveFor(Operation *op) const {
-    if (policy == "adaptive")
+    if (policy == "adaptive" || policy == "adaptive-threads")
       return !isa<ls::AttentionOp, ls::PagedAttentionOp>(op);
     if (policy == "adaptive-kv")
       return isa<ls::AttentionOp, ls::PagedAttentionOp>(op);
@@ -132,7 +133,16 @@ struct CanonicalReductionsPass
         length = s;
     }
     Value few;
-    if (adaptiveFor(op))
+    if (policy == "adaptive-threads") {
+      // Split when the code runs on two threads or more: the count the
+      // runtime writes into the module's global before a call.
+      Location loc = op->getLoc();
+      auto type = MemRefType::get({}, rw.getI64Type());
+      Value g = memref::GetGlobalOp::create(rw, loc, type, "lockstep_thread_count");
+      Value n = memref::LoadOp::create(rw, loc, g, ValueRange());
+      few = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::sge, n,
+                                  arith::ConstantIntOp::create(rw, loc, 2, 64));
+    } else if (adaptiveFor(op))
       if (Value rowCount = rows(rw, op))
         few = arith::CmpIOp::create(
             rw, op->getLoc(), arith::CmpIPredicate::ult, rowCount,
@@ -177,9 +187,19 @@ struct CanonicalReductionsPass
 
   void runOnOperation() override {
     if (policy != "canonical" && policy != "adaptive" && policy != "adaptive-kv" &&
-        policy != "adaptive-softmax") {
+        policy != "adaptive-softmax" && policy != "adaptive-threads") {
       getOperation().emitError("unknown reduction policy '")
-          << policy << "' (expected canonical, adaptive, adaptive-kv or adaptive-softmax)";
+          << policy
+          << "' (expected canonical, adaptive, adaptive-kv, adaptive-softmax or "
+             "adaptive-threads)";
+      return signalPassFailure();
+    }
+    if (policy == "adaptive-threads" &&
+        !SymbolTable::lookupNearestSymbolFrom(getOperation(),
+                                              StringAttr::get(&getContext(),
+                                                              "lockstep_thread_count"))) {
+      getOperation().emitError("policy=adaptive-threads needs the module to declare "
+                               "memref.global @lockstep_thread_count");
       return signalPassFailure();
     }
     ChunkWidths widths{maxChunk, minChunk, dynamicChunk};

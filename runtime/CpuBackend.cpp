@@ -16,7 +16,8 @@ CpuModule::CpuModule(CpuModule &&o) noexcept
     : handle_(std::exchange(o.handle_, nullptr)),
       entry_(std::exchange(o.entry_, nullptr)),
       poolSlot_(std::exchange(o.poolSlot_, nullptr)),
-      implSlot_(std::exchange(o.implSlot_, nullptr)) {}
+      implSlot_(std::exchange(o.implSlot_, nullptr)),
+      countSlot_(std::exchange(o.countSlot_, nullptr)) {}
 
 CpuModule &CpuModule::operator=(CpuModule &&o) noexcept {
   if (this != &o) {
@@ -25,6 +26,7 @@ CpuModule &CpuModule::operator=(CpuModule &&o) noexcept {
     entry_ = std::exchange(o.entry_, nullptr);
     poolSlot_ = std::exchange(o.poolSlot_, nullptr);
     implSlot_ = std::exchange(o.implSlot_, nullptr);
+    countSlot_ = std::exchange(o.countSlot_, nullptr);
   }
   return *this;
 }
@@ -37,6 +39,7 @@ void CpuModule::reset() {
   handle_ = nullptr;
   entry_ = nullptr;
   poolSlot_ = implSlot_ = nullptr;
+  countSlot_ = nullptr;
 }
 
 namespace {
@@ -127,10 +130,13 @@ bool lockstep::rt::loadCpuModule(ByteView code, CpuModule &out,
   out.entry_ = reinterpret_cast<EntryFn>(sym);
   out.poolSlot_ = static_cast<void **>(dlsym(handle, "lockstep_thread_pool"));
   out.implSlot_ = static_cast<void **>(dlsym(handle, "lockstep_parallel_for_impl"));
+  out.countSlot_ = static_cast<int64_t *>(dlsym(handle, "lockstep_thread_count"));
   return true;
 }
 
 void lockstep::rt::CpuModule::setThreadPool(ThreadPool *pool) const {
+  if (countSlot_)
+    *countSlot_ = pool ? int64_t(pool->size()) : 1;
   if (!poolSlot_ || !implSlot_)
     return;
   *poolSlot_ = pool;

@@ -22,6 +22,7 @@
 #include "Artifact.h"
 #include "ThreadPool.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -43,7 +44,9 @@ public:
   EntryFn entry() const { return entry_; }
   /// Makes the module's parallel loops run on `pool` (null: on the calling
   /// thread). The pool must outlive the calls. Code compiled without
-  /// parallel loops ignores it.
+  /// parallel loops ignores it. A module that exports the global
+  /// `lockstep_thread_count` (the adaptive-threads negative control) gets the
+  /// pool's thread count there (1 without a pool).
   void setThreadPool(ThreadPool *pool) const;
   explicit operator bool() const { return handle_ != nullptr; }
 
@@ -55,6 +58,8 @@ private:
   // The module's exported hooks (see lockstep-dispatch-parallel), or null.
   void **poolSlot_ = nullptr;
   void **implSlot_ = nullptr;
+  // The thread count global of the adaptive-threads control, or null.
+  int64_t *countSlot_ = nullptr;
 };
 
 /// Loads a shared object from bytes and finds lockstep_entry. On failure

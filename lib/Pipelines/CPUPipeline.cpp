@@ -5,6 +5,7 @@
 #include "PipelineText.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -93,6 +94,21 @@ mlir::LogicalResult lockstep::applyStepForm(mlir::ModuleOp module,
   main.erase();
   copy.setName("main");
   return success();
+}
+
+void lockstep::declarePipelineGlobals(mlir::ModuleOp module, const CodegenOptions &options) {
+  using namespace mlir;
+  if (options.reductionPolicy != "adaptive-threads" ||
+      module.lookupSymbol(kThreadCountGlobal))
+    return;
+  module.getContext()->getOrLoadDialect<memref::MemRefDialect>();
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  auto type = MemRefType::get({}, b.getI64Type());
+  memref::GlobalOp::create(b, module.getLoc(), kThreadCountGlobal, b.getStringAttr("public"),
+                           type,
+                           DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
+                                                  b.getI64IntegerAttr(1).getValue()),
+                           /*constant=*/false, /*alignment=*/IntegerAttr());
 }
 
 mlir::LogicalResult

@@ -2,6 +2,9 @@
 // RUN: lockstep-opt %s --split-input-file --lockstep-canonical-reductions=policy=adaptive | FileCheck %s --check-prefix=ADAPT
 // RUN: lockstep-opt %s --split-input-file --lockstep-canonical-reductions=policy=adaptive-kv | FileCheck %s --check-prefix=KV
 // RUN: lockstep-opt %s --split-input-file --lockstep-canonical-reductions=policy=adaptive-softmax | FileCheck %s --check-prefix=SOFTMAX
+// RUN: not lockstep-opt %s --split-input-file --lockstep-canonical-reductions=policy=adaptive-threads 2>&1 | FileCheck %s --check-prefix=THREADS
+// Without the global (every case but the last), the pass says what it needs.
+// THREADS: error: policy=adaptive-threads needs the module to declare memref.global @lockstep_thread_count
 
 // The other negative controls touch only their own kind of reduction:
 // adaptive-kv leaves a matmul and a softmax in the contract's form and
@@ -394,4 +397,28 @@ func.func @paged_attention(%q: tensor<1x4x?x8xf32>, %k: tensor<1x2x?x8xf32>,
       : (tensor<1x4x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<?x?x2x8xf32>,
          tensor<?x?x2x8xf32>, tensor<?xi64>, tensor<?xi64>, tensor<?x?xi32>) -> tensor<1x4x?x8xf32>
   return %o : tensor<1x4x?x8xf32>
+}
+
+// -----
+
+// adaptive-threads, the thread-count control: every such reduction is split
+// when the count the runtime writes into @lockstep_thread_count is 2 or
+// more, folded whole otherwise.
+// THREADS-LABEL: func.func @threads
+// THREADS: %[[G:.*]] = memref.get_global @lockstep_thread_count : memref<i64>
+// THREADS: %[[N:.*]] = memref.load %[[G]][] : memref<i64>
+// THREADS: %[[MANY:.*]] = arith.cmpi sge, %[[N]], %c2_i64 : i64
+// THREADS: scf.if %[[MANY]] -> (tensor<?xf32>)
+// THREADS: lockstep.chunk_role = "partial", lockstep.chunk_width = 16
+memref.global "public" @lockstep_thread_count : memref<i64> = dense<1>
+#id = affine_map<(r, k) -> (r, k)>
+#r = affine_map<(r, k) -> (r)>
+func.func @threads(%x: tensor<?x?xf32>, %init: tensor<?xf32>) -> tensor<?xf32> {
+  %s = linalg.generic {indexing_maps = [#id, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x?xf32>) outs(%init : tensor<?xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %a = arith.addf %acc, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<?xf32>
+  return %s : tensor<?xf32>
 }

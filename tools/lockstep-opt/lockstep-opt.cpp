@@ -144,7 +144,9 @@ int importMain(int argc, char **argv) {
                "the number of rows at run time like ordinary stacks (not "
                "batch-invariant; the verifier is off); adaptive-kv: only "
                "attention's key chunks (split-KV) chosen so; adaptive-softmax: "
-               "only softmax chunks chosen so (with --attention=decomposed)"),
+               "only softmax chunks chosen so (with --attention=decomposed); "
+               "adaptive-threads: reductions split when the code runs on more "
+               "than one thread"),
       cl::init("canonical"));
   cl::opt<std::string> attention(
       "attention",
@@ -179,18 +181,26 @@ int importMain(int argc, char **argv) {
     return 2;
   }
   if (reductionPolicy != "canonical" && reductionPolicy != "adaptive" &&
-      reductionPolicy != "adaptive-kv" && reductionPolicy != "adaptive-softmax") {
+      reductionPolicy != "adaptive-kv" && reductionPolicy != "adaptive-softmax" &&
+      reductionPolicy != "adaptive-threads") {
     errs() << "lockstep-opt: unknown --reduction-policy value '" << reductionPolicy
-           << "' (expected canonical, adaptive, adaptive-kv or adaptive-softmax)\n";
+           << "' (expected canonical, adaptive, adaptive-kv, adaptive-softmax or "
+              "adaptive-threads)\n";
+    return 2;
+  }
+  if (reductionPolicy == "adaptive-threads" && StringRef(target.getValue()).starts_with("cuda")) {
+    errs() << "lockstep-opt: --reduction-policy=adaptive-threads is a CPU control (it reads "
+              "the CPU runtime's thread count)\n";
     return 2;
   }
   if (reductionPolicy != "canonical")
     errs() << "lockstep-opt: warning: --reduction-policy=" << reductionPolicy
            << " is a negative control: "
-           << (reductionPolicy == "adaptive"      ? "reductions"
-               : reductionPolicy == "adaptive-kv" ? "attention's key chunks"
-                                                  : "softmax chunks")
-           << " split by batch size, not batch-invariant, verifier off\n";
+           << (reductionPolicy == "adaptive"           ? "reductions split by batch size"
+               : reductionPolicy == "adaptive-kv"      ? "attention's key chunks split by batch size"
+               : reductionPolicy == "adaptive-softmax" ? "softmax chunks split by batch size"
+                                                       : "reductions split by thread count")
+           << ", not batch-invariant, verifier off\n";
   if (emit.empty())
     emit = StringRef(output).ends_with(".lsa") ? "lsa" : "onnx";
   if (emit != "onnx" && emit != "onnx-raw" && emit != "summary" &&
@@ -253,6 +263,7 @@ int importMain(int argc, char **argv) {
       return 1;
     if (emit != "onnx" && failed(lockstep::applyStepForm(*module, artifactOptions.codegen)))
       return 1;
+    lockstep::declarePipelineGlobals(*module, artifactOptions.codegen);
   }
   if (emit == "lsa")
     { std::string outPath = output;

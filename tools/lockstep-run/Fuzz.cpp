@@ -75,7 +75,7 @@ int lockstep::run::runFuzz(int argc, char **argv) {
   const char *cmd = "fuzz";
   std::string model, promptsFile, report, trace, device = "cpu", baselineDevice,
       baselineModel;
-  // --threads 0 (the default): drawn per schedule, from 1 to the cores.
+  // --threads 0 (the default): drawn per schedule, from 1 to the cores (2 at least).
   int64_t schedules = -1, seed = -1, threads = 0, maxNew = 8, nRequests = 8;
   for (int i = 2; i < argc; ++i) {
     std::string v;
@@ -148,8 +148,9 @@ int lockstep::run::runFuzz(int argc, char **argv) {
 
   // Each schedule runs on its own thread count unless --threads fixes it:
   // compiled code must give the same bits for every count.
+  // At least two, so that the count varies even on one core.
   int64_t maxThreads = threads ? threads
-                               : std::max<int64_t>(1, std::min<int64_t>(
+                               : std::max<int64_t>(2, std::min<int64_t>(
                                                           std::thread::hardware_concurrency(), 64));
   std::string error;
   Loaded L, baselineLoaded;

@@ -500,7 +500,11 @@ def CanonicalReductions : Pass<"lockstep-canonical-reductions", "mlir::func::Fun
     key chunks are `adaptive-chunk` wide when the query has few rows, the
     contract's width otherwise, as kernels pick split-KV from the batch.
     `policy=adaptive-softmax` does it to linalg.softmax only (attention
-    compiled decomposed). lockstep-verify-invariance rejects all three.
+    compiled decomposed). `policy=adaptive-threads` chunks every such
+    reduction when the i64 the module's `memref.global
+    @lockstep_thread_count` holds (the runtime writes its thread count
+    there; the module must declare it) is 2 or more. lockstep-verify-invariance
+    rejects all four.
 
     Example: a matmul generic over (m, k, n) with k of dynamic length becomes
     a partial over (m, j, k', n) with k' of extent 64 reading
@@ -509,7 +513,7 @@ def CanonicalReductions : Pass<"lockstep-canonical-reductions", "mlir::func::Fun
   }];
   let options = [
     Option<"policy", "policy", "std::string", /*default=*/"\"canonical\"",
-           "canonical (the contract), or a batch-dependent negative control: adaptive, adaptive-kv, adaptive-softmax">,
+           "canonical (the contract), or a negative control: adaptive, adaptive-kv, adaptive-softmax, adaptive-threads">,
     Option<"maxChunk", "max-chunk", "int64_t", /*default=*/"256",
            "Largest chunk width for a static length">,
     Option<"minChunk", "min-chunk", "int64_t", /*default=*/"64",

@@ -48,6 +48,14 @@ mlir::LogicalResult buildServingPipeline(mlir::OpPassManager &pm,
 /// form that `options.stepForm` asks for.
 mlir::LogicalResult applyStepForm(mlir::ModuleOp module, const CodegenOptions &options);
 
+/// The global the runtime writes the thread count into (CpuBackend.h), read
+/// by the `adaptive-threads` negative control.
+inline constexpr const char *kThreadCountGlobal = "lockstep_thread_count";
+/// Declares the module-level symbols the linalg pipeline's passes reference
+/// for `options` (the thread count global of the adaptive-threads control);
+/// nothing otherwise. Runs before the linalg pipeline.
+void declarePipelineGlobals(mlir::ModuleOp module, const CodegenOptions &options);
+
 /// Adds the passes from the onnx form (shapes inferred) to linalg in the
 /// canonical reduction form, verified (what `--emit=linalg` prints).
 mlir::LogicalResult buildLinalgPipeline(mlir::OpPassManager &pm,

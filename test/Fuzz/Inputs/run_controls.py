@@ -14,6 +14,7 @@ CONTROLS = {
     "adaptive-kv": ["--reduction-policy=adaptive-kv"],
     "adaptive-softmax": ["--reduction-policy=adaptive-softmax", "--attention=decomposed",
                          "--step=graph"],
+    "adaptive-threads": ["--reduction-policy=adaptive-threads"],
 }
 
 
