@@ -136,20 +136,21 @@ LogicalResult checkOperandBounds(linalg::LinalgOp op) {
   return success();
 }
 
-/// The expand_shape that chunks `v`: `v` itself, or an operand of the
-/// elementwise (all-parallel) generic that computes `v` from it, as the
-/// attention's exp(x - m_j) is computed from the chunked scores.
-tensor::ExpandShapeOp chunkedSource(Value v, int depth = 0) {
-  if (auto ex = v.getDefiningOp<tensor::ExpandShapeOp>())
-    return ex;
+/// The op of type `OpT` that `v` is, or that the elementwise (all-parallel)
+/// generics computing `v` read at the same rank: the expand_shape that
+/// chunks a partial's operand (attention's exp(x - m_j) is computed from the
+/// chunked scores), or the extract_slice that cuts a tail's.
+template <typename OpT> OpT throughElementwise(Value v, int depth = 0) {
+  if (auto op = v.getDefiningOp<OpT>())
+    return op;
   auto g = v.getDefiningOp<linalg::GenericOp>();
   if (!g || depth > 2 || g.getNumReductionLoops() != 0)
     return {};
   auto rank = cast<ShapedType>(v.getType()).getRank();
   for (Value in : g.getDpsInputs())
     if (cast<ShapedType>(in.getType()).getRank() == rank)
-      if (auto ex = chunkedSource(in, depth + 1))
-        return ex;
+      if (auto op = throughElementwise<OpT>(in, depth + 1))
+        return op;
   return {};
 }
 
@@ -166,7 +167,7 @@ LogicalResult checkChunkCount(linalg::GenericOp op, int64_t width) {
   };
   SmallVector<Chunked> chunked;
   for (Value in : op.getDpsInputs()) {
-    auto ex = chunkedSource(in);
+    auto ex = throughElementwise<tensor::ExpandShapeOp>(in);
     if (!ex)
       continue;
     Value src = ex.getSrc();
@@ -193,22 +194,6 @@ LogicalResult checkChunkCount(linalg::GenericOp op, int64_t width) {
                           "dim's own length");
   }
   return success();
-}
-
-/// The extract_slice that `v` is, or that the elementwise ops computing `v`
-/// read at the same rank (as a tail's exp(x - m) reads the sliced scores).
-tensor::ExtractSliceOp slicedSource(Value v, int depth = 0) {
-  if (auto sl = v.getDefiningOp<tensor::ExtractSliceOp>())
-    return sl;
-  auto g = v.getDefiningOp<linalg::GenericOp>();
-  if (!g || depth > 2 || g.getNumReductionLoops() != 0)
-    return {};
-  auto rank = cast<ShapedType>(v.getType()).getRank();
-  for (Value in : g.getDpsInputs())
-    if (cast<ShapedType>(in.getType()).getRank() == rank)
-      if (auto sl = slicedSource(in, depth + 1))
-        return sl;
-  return {};
 }
 
 /// The position of the result of `map` that is exactly dim `d`, if one.
@@ -245,7 +230,7 @@ LogicalResult checkTail(linalg::LinalgOp op, int64_t w, unsigned red) {
   };
   SmallVector<Cut> cuts;
   for (OpOperand *in : op.getDpsInputOperands()) {
-    auto sl = slicedSource(in->get());
+    auto sl = throughElementwise<tensor::ExtractSliceOp>(in->get());
     std::optional<unsigned> axis = positionOf(op.getMatchingIndexingMap(in), red);
     if (sl && axis && sl.getType().getRank() == sl.getSourceType().getRank())
       cuts.push_back({sl, *axis});

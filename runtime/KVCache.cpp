@@ -181,54 +181,38 @@ void KVCache::release(uint64_t seq) {
   seqs.erase(it);
 }
 
-bool KVCache::swapOut(uint64_t seq) {
+bool KVCache::moveBlocks(uint64_t seq, bool out) {
   auto it = seqs.find(seq);
-  if (it == seqs.end() || it->second.swapped)
+  if (it == seqs.end() || it->second.swapped == out)
     return false;
   Seq &s = it->second;
-  std::vector<int32_t> hostTable;
-  if (!host.allocate(int64_t(s.table.size()), hostTable))
+  BlockAllocator &to = out ? host : device, &from = out ? device : host;
+  std::vector<float *> &toPools = out ? hostPools : pools;
+  std::vector<float *> &fromPools = out ? pools : hostPools;
+  std::vector<int32_t> table;
+  if (!to.allocate(int64_t(s.table.size()), table))
     return false;
   size_t bytes = size_t(blockStride()) * sizeof(float);
   for (size_t p = 0; p < pools.size(); ++p)
     for (size_t i = 0; i < s.table.size(); ++i) {
-      float *to = hostPools[p] + hostTable[i] * blockStride();
-      const float *from = pools[p] + s.table[i] * blockStride();
+      float *dst = toPools[p] + table[i] * blockStride();
+      const float *src = fromPools[p] + s.table[i] * blockStride();
+      bool ok = true;
       if (!memory)
-        std::memcpy(to, from, bytes);
-      else if (!memory->toHost(to, from, bytes)) {
-        host.free(hostTable);
+        std::memcpy(dst, src, bytes);
+      else
+        ok = out ? memory->toHost(dst, src, bytes) : memory->fromHost(dst, src, bytes);
+      if (!ok) {
+        to.free(table);
         return false;
       }
     }
-  device.free(s.table);
-  s.table = std::move(hostTable);
-  s.swapped = true;
+  from.free(s.table);
+  s.table = std::move(table);
+  s.swapped = out;
   return true;
 }
 
-bool KVCache::swapIn(uint64_t seq) {
-  auto it = seqs.find(seq);
-  if (it == seqs.end() || !it->second.swapped)
-    return false;
-  Seq &s = it->second;
-  std::vector<int32_t> deviceTable;
-  if (!device.allocate(int64_t(s.table.size()), deviceTable))
-    return false;
-  size_t bytes = size_t(blockStride()) * sizeof(float);
-  for (size_t p = 0; p < pools.size(); ++p)
-    for (size_t i = 0; i < s.table.size(); ++i) {
-      float *to = pools[p] + deviceTable[i] * blockStride();
-      const float *from = hostPools[p] + s.table[i] * blockStride();
-      if (!memory)
-        std::memcpy(to, from, bytes);
-      else if (!memory->fromHost(to, from, bytes)) {
-        device.free(deviceTable);
-        return false;
-      }
-    }
-  host.free(s.table);
-  s.table = std::move(deviceTable);
-  s.swapped = false;
-  return true;
-}
+bool KVCache::swapOut(uint64_t seq) { return moveBlocks(seq, /*out=*/true); }
+
+bool KVCache::swapIn(uint64_t seq) { return moveBlocks(seq, /*out=*/false); }

@@ -167,6 +167,9 @@ private:
     bool swapped = false;
   };
   explicit KVCache(const KVCacheConfig &config);
+  /// Copies `seq`'s blocks to newly taken host blocks (`out`) or device
+  /// blocks, frees the old ones and switches its table; all or nothing.
+  bool moveBlocks(uint64_t seq, bool out);
   /// A zeroed pool of `floats` at a kPoolAlignment boundary, freed with the
   /// cache; null when out of memory.
   float *allocatePool(int64_t floats);
