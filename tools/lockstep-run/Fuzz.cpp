@@ -55,11 +55,11 @@ std::string jsonMismatch(const Mismatch &m) {
 }
 
 struct Totals {
-  int64_t steps = 0, preemptions = 0, recompute = 0, swap = 0, evictions = 0, largestSeqs = 0, largestTokens = 0,
+  int64_t steps = 0, recompute = 0, swap = 0, evictions = 0, largestSeqs = 0, largestTokens = 0,
           tokens = 0;
+  int64_t preemptions() const { return recompute + swap; }
   void add(const SchedulerStats &s) {
     steps += s.steps;
-    preemptions += s.preemptRecompute + s.preemptSwap;
     recompute += s.preemptRecompute;
     swap += s.preemptSwap;
     evictions += s.evictions;
@@ -290,7 +290,7 @@ int lockstep::run::runFuzz(int argc, char **argv) {
               skipped ? " (refused when run alone: nothing to compare)" : "");
   std::printf("%-22s %lld\n", "steps", (long long)totals.steps);
   std::printf("%-22s %lld (recompute %lld, swap %lld)\n", "preemptions",
-              (long long)totals.preemptions, (long long)totals.recompute,
+              (long long)totals.preemptions(), (long long)totals.recompute,
               (long long)totals.swap);
   std::printf("%-22s %lld\n", "evictions", (long long)totals.evictions);
   std::printf("%-22s %lld requests / %lld tokens\n", "largest batch",
@@ -314,16 +314,12 @@ int lockstep::run::runFuzz(int argc, char **argv) {
       << ", \"logits_compared\": " << logitsCompared << ", \"mismatches\": " << mismatches
       << ", \"first_mismatch\": " << (first ? jsonMismatch(*first) : "null")
       << ", \"seed\": " << seed << ", \"elapsed_s\": " << elapsed
-      << ", \"steps\": " << totals.steps << ", \"preemptions\": " << totals.preemptions
+      << ", \"steps\": " << totals.steps << ", \"preemptions\": " << totals.preemptions()
       << ", \"preemptions_recompute\": " << totals.recompute
       << ", \"preemptions_swap\": " << totals.swap
       << ", \"evictions\": " << totals.evictions
-      << ", \"largest_batch\": " << totals.largestSeqs << ", \"threads\": [" << [&] {
-           std::string t;
-           for (int64_t n : threadsUsed)
-             t += (t.empty() ? "" : ", ") + std::to_string(n);
-           return t;
-         }() << "], \"device\": \"" << L.device
+      << ", \"largest_batch\": " << totals.largestSeqs << ", \"threads\": [" << threadList
+      << "], \"device\": \"" << L.device
       << "\", \"baseline_device\": \"" << B->device << "\"}\n";
     if (!f)
       return failure(cmd, "cannot write the report '" + report + "'");
