@@ -2,6 +2,7 @@
 #include "CudaBackend.h"
 
 #include "CudaDriver.h"
+#include "CudaProfile.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -17,6 +18,7 @@ namespace {
 /// A module registered by an object's constructor, loaded at its first use.
 struct LazyModule {
   const char *ptx = nullptr;
+  int index = 0; // in registration order, for the profile
   CUmodule module = nullptr;
   std::unordered_map<const char *, CUfunction> functions; // by name pointer
 };
@@ -25,6 +27,8 @@ std::mutex mu;
 std::string firstError;
 std::unordered_map<CUdeviceptr, size_t> liveBlocks;
 std::multimap<size_t, CUdeviceptr> freeBlocks;
+int modulesRegistered = 0;
+std::unordered_map<CUfunction, std::string> kernelNames; // for the profile
 
 void record(const std::string &e) {
   if (firstError.empty())
@@ -59,6 +63,7 @@ extern "C" {
 __attribute__((visibility("default"))) void *mgpuModuleLoadJIT(void *data, int) {
   auto *m = new LazyModule;
   m->ptx = static_cast<const char *>(data);
+  m->index = modulesRegistered++;
   return m;
 }
 
@@ -92,10 +97,13 @@ __attribute__((visibility("default"))) void *mgpuModuleGetFunction(void *module,
       record(error);
       return nullptr;
     }
+    auto t0 = cuda_profile::Clock::now();
     if (CUresult r = d->cuModuleLoadData(&m->module, m->ptx)) {
       record(d->describe(r, "loading a kernel module (cuModuleLoadData)"));
       return nullptr;
     }
+    if (cuda_profile::enabled())
+      cuda_profile::moduleLoad(cuda_profile::since(t0));
   }
   CUfunction f = nullptr;
   if (CUresult r = d->cuModuleGetFunction(&f, m->module, name)) {
@@ -103,6 +111,8 @@ __attribute__((visibility("default"))) void *mgpuModuleGetFunction(void *module,
     return nullptr;
   }
   m->functions[name] = f;
+  if (cuda_profile::enabled())
+    kernelNames[f] = "module " + std::to_string(m->index) + " " + name;
   return f;
 }
 
@@ -143,11 +153,22 @@ mgpuLaunchKernel(void *function, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t
   const CudaDriver *d = driverOrRecord();
   if (!d || !firstError.empty() || !function)
     return;
+  const bool profile = cuda_profile::enabled();
+  auto t0 = cuda_profile::Clock::now();
+  if (profile) {
+    d->cuStreamSynchronize(static_cast<CUstream>(stream));
+    t0 = cuda_profile::Clock::now();
+  }
   if (CUresult r = d->cuLaunchKernel(static_cast<CUfunction>(function), unsigned(gx),
                                      unsigned(gy), unsigned(gz), unsigned(bx), unsigned(by),
                                      unsigned(bz), unsigned(smem),
                                      static_cast<CUstream>(stream), params, extra))
     record(d->describe(r, "cuLaunchKernel"));
+  if (profile) {
+    d->cuStreamSynchronize(static_cast<CUstream>(stream));
+    cuda_profile::kernel(kernelNames[static_cast<CUfunction>(function)],
+                         uint64_t(gx * gy * gz * bx * by * bz), cuda_profile::since(t0));
+  }
 }
 
 __attribute__((visibility("default"))) void *lockstep_device_malloc(size_t bytes) {
@@ -157,7 +178,10 @@ __attribute__((visibility("default"))) void *lockstep_device_malloc(size_t bytes
     return nullptr;
   size_t size = sizeClass(bytes);
   CUdeviceptr p = 0;
-  if (auto it = freeBlocks.find(size); it != freeBlocks.end()) {
+  auto it = freeBlocks.find(size);
+  if (cuda_profile::enabled())
+    cuda_profile::allocation(it == freeBlocks.end());
+  if (it != freeBlocks.end()) {
     p = it->second;
     freeBlocks.erase(it);
   } else if (CUresult r = d->cuMemAlloc(&p, size)) {
@@ -255,11 +279,14 @@ bool CudaMemory::upload(const void *host, uint64_t bytes, void *&device,
     return false;
   std::string why;
   const CudaDriver *d = cudaDriver(why);
+  auto t0 = cuda_profile::Clock::now();
   if (bytes)
     if (CUresult r = d->cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(device), host, bytes)) {
       error = d->describe(r, "cuMemcpyHtoD");
       return false;
     }
+  if (cuda_profile::enabled())
+    cuda_profile::copy(bytes, cuda_profile::since(t0));
   return true;
 }
 
@@ -280,11 +307,14 @@ bool CudaMemory::download(void *host, const void *device, uint64_t bytes,
                           std::string &error) {
   std::string why;
   const CudaDriver *d = cudaDriver(why);
+  auto t0 = cuda_profile::Clock::now();
   if (bytes)
     if (CUresult r = d->cuMemcpyDtoH(host, reinterpret_cast<CUdeviceptr>(device), bytes)) {
       error = d->describe(r, "cuMemcpyDtoH");
       return false;
     }
+  if (cuda_profile::enabled())
+    cuda_profile::copy(bytes, cuda_profile::since(t0));
   return true;
 }
 
@@ -297,10 +327,13 @@ void CudaMemory::endCall() {
 bool CudaMemory::finish(std::string &error) {
   std::string why;
   const CudaDriver *d = cudaDriver(why);
+  auto t0 = cuda_profile::Clock::now();
   if (CUresult r = d->cuStreamSynchronize(d->stream)) {
     error = d->describe(r, "the step's kernels (cuStreamSynchronize)");
     return false;
   }
+  if (cuda_profile::enabled())
+    cuda_profile::finish(cuda_profile::since(t0));
   if (takeCudaError(error))
     return false;
   return true;

@@ -371,6 +371,30 @@ def DispatchParallel : Pass<"lockstep-dispatch-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def ReductionsInnermost : Pass<"lockstep-reductions-innermost", "mlir::func::FuncOp"> {
+  let summary = "Move every linalg.generic's reduction dims after its parallel dims";
+  let description = [{
+    Runs for `--target=cuda` before convert-linalg-to-parallel-loops, which
+    makes an `scf.parallel` of the leading parallel dims only: a chunked
+    projection `[1, T, K(reduction), N]` would become a parallel loop over
+    T with the loops over K and N inside, every GPU thread computing a whole
+    row. Each generic's dims are permuted so that its parallel dims come
+    first, in their order, then its reduction dims, in theirs. Every output
+    still folds over the reduction dims in the same lexicographic order, so
+    no fold changes: only which outputs a thread owns does.
+
+    Example: a generic with iterator types
+    `["parallel", "parallel", "reduction", "parallel"]` and maps
+    `(d0, d1, d2, d3) -> (d0, d1, d2)`, `(d2, d3)`, `(d0, d1, d3)` becomes
+    `["parallel", "parallel", "parallel", "reduction"]` with
+    `(d0, d1, d2, d3) -> (d0, d1, d3)`, `(d3, d2)`, `(d0, d1, d2)`.
+  }];
+  let statistics = [
+    Statistic<"numInterchanged", "interchanged", "generics whose dims were permuted">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def MapToGPU : Pass<"lockstep-map-to-gpu", "mlir::func::FuncOp"> {
   let summary = "Put every part of a bufferized step that touches data in a gpu.launch";
   let description = [{
