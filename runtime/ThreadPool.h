@@ -43,20 +43,27 @@ public:
 
 private:
   void workerLoop();
-  void runChunks();
+  /// Claims and runs chunks of job `gen` until none is left.
+  void runChunks(uint64_t gen);
 
   std::vector<std::thread> workers;
   std::mutex mutex;
   std::condition_variable wake, done;
   std::atomic<bool> stopping{false};
   std::atomic<uint64_t> generation{0}; // bumped per parallelFor, under mutex
-  std::atomic<unsigned> active{0};     // workers still in the current generation
-
-  // The current job.
+  // The current job's claims, one word so that a claim checks the job it
+  // belongs to: generation (high 32 bits), chunk count (16), next chunk (16).
+  // A thread that wakes after its job ended finds another generation and
+  // claims nothing, so the caller waits only for chunks, never for threads:
+  // on a busy machine it runs every chunk itself rather than wait for a
+  // worker to be scheduled.
+  std::atomic<uint64_t> claims{0};
+  std::atomic<int64_t> completed{0}; // chunks of the current job finished
+  // The current job, written before its claims word is published and read
+  // only by a thread holding a claim (the job cannot end before it).
   WorkFn jobFn = nullptr;
   void *jobCtx = nullptr;
-  int64_t jobBegin = 0, jobEndValue = 0, jobChunk = 1, jobChunks = 0;
-  std::atomic<int64_t> nextChunk{0};
+  int64_t jobBegin = 0, jobEndValue = 0, jobChunk = 1;
 };
 
 } // namespace lockstep::rt
