@@ -16,12 +16,18 @@ onnxruntime running the whole sequence at every step.
   Lockstep order their sums differently and Lockstep computes exp, tanh and
   erf its own way, which moves fp32 results by a few ulps, far below 1e-4.
 
-Usage: check_generate.py MODELS_DIR WORK_DIR [--max-new-tokens N]
+Usage: check_generate.py WORK_DIR DIR... [--max-new-tokens N]
+
+Checks the .onnx files directly in each DIR (not in its subfolders), so that
+the suite can check the folders of models/ in separate tests that run side
+by side. A model's prompts are drawn from a seed made from its name, the
+same whichever tests it is checked in.
 """
 import json
 import os
 import subprocess
 import sys
+import zlib
 
 import numpy as np
 import onnxruntime as ort
@@ -67,16 +73,21 @@ def ort_greedy(path, prompt, new_tokens):
 
 
 def main():
-    models, work = sys.argv[1], sys.argv[2]
-    n_new = int(sys.argv[sys.argv.index("--max-new-tokens") + 1]) if "--max-new-tokens" in sys.argv else 6
+    args = [a for a in sys.argv[1:]]
+    n_new = 6
+    if "--max-new-tokens" in args:
+        i = args.index("--max-new-tokens")
+        n_new = int(args[i + 1])
+        del args[i:i + 2]
+    work, dirs = args[0], args[1:]
     os.makedirs(work, exist_ok=True)
-    rng = np.random.default_rng(3)
     paths = []
-    for root, _, files in os.walk(models):
-        paths += [os.path.join(root, f) for f in sorted(files) if f.endswith(".onnx")]
+    for d in dirs:
+        paths += [os.path.join(d, f) for f in sorted(os.listdir(d)) if f.endswith(".onnx")]
     failures = 0
-    for path in sorted(paths):
-        name = os.path.relpath(path, models).replace("/", "_")[:-5]
+    for path in paths:
+        name = os.path.basename(os.path.dirname(os.path.abspath(path))) + "_" + os.path.basename(path)[:-5]
+        rng = np.random.default_rng(zlib.crc32(name.encode()))
         lsa = os.path.join(work, name + ".lsa")
         r = subprocess.run(["lockstep-opt", path, "-o", lsa], capture_output=True, text=True)
         if r.returncode:
