@@ -17,7 +17,7 @@
 // special-value mismatches. FUNC: exp log tanh sigmoid erf sin cos rsqrt.
 //
 //===----------------------------------------------------------------------===//
-#include "Artifact.h"
+#include "lockstep/Artifact/Artifact.h"
 #include "CpuBackend.h"
 #include "Exec.h"
 #include "Npy.h"

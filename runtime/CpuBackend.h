@@ -19,7 +19,7 @@
 #ifndef LOCKSTEP_RUNTIME_CPUBACKEND_H
 #define LOCKSTEP_RUNTIME_CPUBACKEND_H
 
-#include "Artifact.h"
+#include "lockstep/Artifact/Artifact.h"
 #include "ThreadPool.h"
 
 #include <cstdint>

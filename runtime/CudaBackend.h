@@ -23,7 +23,7 @@
 #ifndef LOCKSTEP_RUNTIME_CUDABACKEND_H
 #define LOCKSTEP_RUNTIME_CUDABACKEND_H
 
-#include "Artifact.h"
+#include "lockstep/Artifact/Artifact.h"
 #include "CpuBackend.h"
 #include "DeviceServing.h"
 #include "Exec.h"

@@ -12,7 +12,7 @@
 #ifndef LOCKSTEP_RUNTIME_EXEC_H
 #define LOCKSTEP_RUNTIME_EXEC_H
 
-#include "Artifact.h"
+#include "lockstep/Artifact/Artifact.h"
 #include "CpuBackend.h"
 #include "Npy.h"
 

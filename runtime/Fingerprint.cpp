@@ -1,7 +1,7 @@
 //===- Fingerprint.cpp - A hash chain over a request's logits -------------===//
 #include "Fingerprint.h"
 
-#include "Checksum.h"
+#include "lockstep/Artifact/Checksum.h"
 
 #include <cstring>
 

@@ -1,7 +1,7 @@
 //===- GraphStep.cpp - A compiled decoder graph as the engine's step ------===//
 #include "GraphStep.h"
 
-#include "ArtifactMeta.h"
+#include "lockstep/Artifact/ArtifactMeta.h"
 #include "Exec.h"
 #include "lockstep/Artifact/ServingKeys.h"
 

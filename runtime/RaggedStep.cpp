@@ -1,7 +1,7 @@
 //===- RaggedStep.cpp - One compiled call per ragged step -----------------===//
 #include "RaggedStep.h"
 
-#include "ArtifactMeta.h"
+#include "lockstep/Artifact/ArtifactMeta.h"
 #include "lockstep/Artifact/ServingKeys.h"
 
 #include <algorithm>

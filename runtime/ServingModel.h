@@ -18,7 +18,7 @@
 #ifndef LOCKSTEP_RUNTIME_SERVINGMODEL_H
 #define LOCKSTEP_RUNTIME_SERVINGMODEL_H
 
-#include "Artifact.h"
+#include "lockstep/Artifact/Artifact.h"
 #include "CpuBackend.h"
 #include "DeviceServing.h"
 #include "Engine.h"

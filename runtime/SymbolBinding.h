@@ -9,7 +9,7 @@
 #ifndef LOCKSTEP_RUNTIME_SYMBOLBINDING_H
 #define LOCKSTEP_RUNTIME_SYMBOLBINDING_H
 
-#include "ArtifactMeta.h"
+#include "lockstep/Artifact/ArtifactMeta.h"
 
 #include <cstdint>
 #include <map>

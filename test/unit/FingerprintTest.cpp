@@ -1,5 +1,5 @@
 //===- FingerprintTest.cpp - The logits hash chain ------------------------===//
-#include "Checksum.h"
+#include "lockstep/Artifact/Checksum.h"
 #include "Fingerprint.h"
 
 #include <gtest/gtest.h>

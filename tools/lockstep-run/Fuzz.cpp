@@ -10,7 +10,7 @@
 #include "Commands.h"
 #include "Loaded.h"
 
-#include "Artifact.h"
+#include "lockstep/Artifact/Artifact.h"
 #include "CpuBackend.h"
 #include "Fuzz.h"
 #include "Prompts.h"

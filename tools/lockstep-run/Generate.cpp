@@ -12,7 +12,7 @@
 #include "Commands.h"
 #include "Loaded.h"
 
-#include "Artifact.h"
+#include "lockstep/Artifact/Artifact.h"
 #include "CpuBackend.h"
 #include "Engine.h"
 #include "ServingModel.h"

@@ -2,7 +2,7 @@
 #ifndef LOCKSTEP_TOOLS_LOCKSTEP_RUN_LOADED_H
 #define LOCKSTEP_TOOLS_LOCKSTEP_RUN_LOADED_H
 
-#include "Artifact.h"
+#include "lockstep/Artifact/Artifact.h"
 #include "CpuBackend.h"
 #include "CudaBackend.h"
 #include "Fuzz.h"

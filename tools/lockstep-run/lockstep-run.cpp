@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
 
-#include "Artifact.h"
+#include "lockstep/Artifact/Artifact.h"
 #include "CpuBackend.h"
 #include "CudaBackend.h"
 #include "Exec.h"

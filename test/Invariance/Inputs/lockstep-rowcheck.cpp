@@ -15,8 +15,8 @@
 // comparisons ran (whatever they found), 1 on an error.
 //
 //===----------------------------------------------------------------------===//
-#include "Artifact.h"
-#include "ArtifactMeta.h"
+#include "lockstep/Artifact/Artifact.h"
+#include "lockstep/Artifact/ArtifactMeta.h"
 #include "CpuBackend.h"
 #include "Exec.h"
 #include "ThreadPool.h"

@@ -12,8 +12,8 @@
 // An external weight references the data bytes of its .npy file in place.
 //
 //===----------------------------------------------------------------------===//
-#include "Artifact.h"
-#include "Checksum.h"
+#include "lockstep/Artifact/Artifact.h"
+#include "lockstep/Artifact/Checksum.h"
 #include "Npy.h"
 
 #include <climits>

@@ -8,8 +8,8 @@
 // step: verifying a multi-gigabyte artifact costs a fraction of reading it.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LOCKSTEP_RUNTIME_CHECKSUM_H
-#define LOCKSTEP_RUNTIME_CHECKSUM_H
+#ifndef LOCKSTEP_ARTIFACT_CHECKSUM_H
+#define LOCKSTEP_ARTIFACT_CHECKSUM_H
 
 #include <cstddef>
 #include <cstdint>

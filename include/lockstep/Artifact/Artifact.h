@@ -30,11 +30,11 @@
 // into the artifact nor trusted blindly.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LOCKSTEP_RUNTIME_ARTIFACT_H
-#define LOCKSTEP_RUNTIME_ARTIFACT_H
+#ifndef LOCKSTEP_ARTIFACT_ARTIFACT_H
+#define LOCKSTEP_ARTIFACT_ARTIFACT_H
 
-#include "ArtifactMeta.h"
-#include "MappedFile.h"
+#include "lockstep/Artifact/ArtifactMeta.h"
+#include "lockstep/Artifact/MappedFile.h"
 
 #include <cstdint>
 #include <string>

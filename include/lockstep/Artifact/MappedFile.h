@@ -4,8 +4,8 @@
 // multi-gigabyte weight is paged in on demand and shared between processes.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LOCKSTEP_RUNTIME_MAPPEDFILE_H
-#define LOCKSTEP_RUNTIME_MAPPEDFILE_H
+#ifndef LOCKSTEP_ARTIFACT_MAPPEDFILE_H
+#define LOCKSTEP_ARTIFACT_MAPPEDFILE_H
 
 #include <cstddef>
 #include <cstdint>

@@ -5,8 +5,8 @@
 // the checksum is patched into the header at the end.
 //
 //===----------------------------------------------------------------------===//
-#include "Artifact.h"
-#include "Checksum.h"
+#include "lockstep/Artifact/Artifact.h"
+#include "lockstep/Artifact/Checksum.h"
 
 #include <atomic>
 #include <cerrno>

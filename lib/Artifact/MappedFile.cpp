@@ -1,5 +1,5 @@
 //===- MappedFile.cpp - A read-only memory mapping of a file --------------===//
-#include "MappedFile.h"
+#include "lockstep/Artifact/MappedFile.h"
 
 #include <cerrno>
 #include <cstring>

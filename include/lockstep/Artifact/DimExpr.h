@@ -11,8 +11,8 @@
 // docs/shapes.md.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LOCKSTEP_SHAPE_DIMEXPR_H
-#define LOCKSTEP_SHAPE_DIMEXPR_H
+#ifndef LOCKSTEP_ARTIFACT_DIMEXPR_H
+#define LOCKSTEP_ARTIFACT_DIMEXPR_H
 
 #include <cstdint>
 #include <map>

@@ -1,5 +1,5 @@
 //===- DimExpr.cpp - Symbolic dimension expressions -----------------------===//
-#include "lockstep/Shape/DimExpr.h"
+#include "lockstep/Artifact/DimExpr.h"
 
 #include <algorithm>
 #include <cctype>

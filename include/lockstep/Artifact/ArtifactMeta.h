@@ -7,10 +7,10 @@
 // read with `strings`, and parsed without trusting it.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LOCKSTEP_RUNTIME_ARTIFACTMETA_H
-#define LOCKSTEP_RUNTIME_ARTIFACTMETA_H
+#ifndef LOCKSTEP_ARTIFACT_ARTIFACTMETA_H
+#define LOCKSTEP_ARTIFACT_ARTIFACTMETA_H
 
-#include "lockstep/Shape/DimExpr.h"
+#include "lockstep/Artifact/DimExpr.h"
 
 #include <cstddef>
 #include <cstdint>

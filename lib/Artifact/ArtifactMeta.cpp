@@ -1,7 +1,7 @@
 //===- ArtifactMeta.cpp - Dtypes and validation of artifact metadata ------===//
-#include "ArtifactMeta.h"
+#include "lockstep/Artifact/ArtifactMeta.h"
 
-#include "lockstep/Shape/DimExpr.h"
+#include "lockstep/Artifact/DimExpr.h"
 
 #include <optional>
 #include <set>

@@ -5,8 +5,8 @@
 // different format version, a cut file, then corruption).
 //
 //===----------------------------------------------------------------------===//
-#include "Artifact.h"
-#include "Checksum.h"
+#include "lockstep/Artifact/Artifact.h"
+#include "lockstep/Artifact/Checksum.h"
 
 #include <algorithm>
 #include <cstring>

@@ -18,7 +18,7 @@
 // look like a smaller model.
 //
 //===----------------------------------------------------------------------===//
-#include "ArtifactMeta.h"
+#include "lockstep/Artifact/ArtifactMeta.h"
 
 #include <cinttypes>
 #include <cstdio>

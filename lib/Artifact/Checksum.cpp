@@ -4,9 +4,9 @@
 // pin the reference test vectors.
 //
 //===----------------------------------------------------------------------===//
-#include "Checksum.h"
+#include "lockstep/Artifact/Checksum.h"
 
-#include "MappedFile.h"
+#include "lockstep/Artifact/MappedFile.h"
 
 #include <cstring>
 
