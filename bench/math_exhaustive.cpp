@@ -18,10 +18,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lockstep/Artifact/Artifact.h"
-#include "CpuBackend.h"
-#include "Exec.h"
-#include "Npy.h"
-#include "ThreadPool.h"
+#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
+#include "lockstep/Runtime/Exec.h"
+#include "lockstep/Runtime/Npy.h"
+#include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
 
 #include <cfloat>
 #include <cmath>

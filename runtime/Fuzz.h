@@ -18,7 +18,7 @@
 #ifndef LOCKSTEP_RUNTIME_FUZZ_H
 #define LOCKSTEP_RUNTIME_FUZZ_H
 
-#include "Engine.h"
+#include "lockstep/Runtime/Serving/Engine.h"
 
 #include <functional>
 #include <optional>

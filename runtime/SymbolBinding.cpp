@@ -1,5 +1,5 @@
 //===- SymbolBinding.cpp - Symbol values from actual input shapes ---------===//
-#include "SymbolBinding.h"
+#include "lockstep/Runtime/SymbolBinding.h"
 
 #include "lockstep/Artifact/DimExpr.h"
 

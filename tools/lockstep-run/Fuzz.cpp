@@ -11,10 +11,10 @@
 #include "Loaded.h"
 
 #include "lockstep/Artifact/Artifact.h"
-#include "CpuBackend.h"
+#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
 #include "Fuzz.h"
 #include "Prompts.h"
-#include "ThreadPool.h"
+#include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
 
 #include <atomic>
 #include <chrono>

@@ -10,10 +10,10 @@
 #include "Commands.h"
 
 #include "lockstep/Artifact/Artifact.h"
-#include "CpuBackend.h"
-#include "CudaBackend.h"
-#include "Exec.h"
-#include "Npy.h"
+#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
+#include "lockstep/Runtime/Backend/Cuda/CudaBackend.h"
+#include "lockstep/Runtime/Exec.h"
+#include "lockstep/Runtime/Npy.h"
 #include "lockstep/Artifact/ServingKeys.h"
 
 #include <algorithm>

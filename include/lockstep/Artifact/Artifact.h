@@ -20,7 +20,7 @@
 // Section kinds (each at most once; metadata is required):
 //   1  metadata: the text of serializeMeta()
 //   2  code: the bytes of an x86-64 ELF shared object exporting
-//      lockstep_entry (see CpuBackend.h)
+//      lockstep_entry (see lockstep/Runtime/Backend/Cpu/CpuBackend.h)
 //   3  weights: the embedded weights, each at a 64-byte aligned offset within
 //      the section (so that each is 64-byte aligned in memory once mapped)
 //

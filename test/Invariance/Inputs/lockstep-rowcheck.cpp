@@ -17,9 +17,9 @@
 //===----------------------------------------------------------------------===//
 #include "lockstep/Artifact/Artifact.h"
 #include "lockstep/Artifact/ArtifactMeta.h"
-#include "CpuBackend.h"
-#include "Exec.h"
-#include "ThreadPool.h"
+#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
+#include "lockstep/Runtime/Exec.h"
+#include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
 
 #include <cstdio>
 #include <cstring>

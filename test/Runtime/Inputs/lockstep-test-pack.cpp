@@ -14,7 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "lockstep/Artifact/Artifact.h"
 #include "lockstep/Artifact/Checksum.h"
-#include "Npy.h"
+#include "lockstep/Runtime/Npy.h"
 
 #include <climits>
 #include <cstdio>
