@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "ArtifactTestUtil.h"
 #include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
-#include "Fuzz.h"
+#include "lockstep/Harness/Fuzz.h"
 #include "lockstep/Runtime/Serving/RaggedStepModel.h"
 
 #include "../Runtime/Inputs/ragged_entry.h"

@@ -17,7 +17,7 @@
 #include "lockstep/Runtime/Serving/Engine.h"
 #include "lockstep/Runtime/Serving/ServingModel.h"
 #include "lockstep/Runtime/Npy.h"
-#include "Prompts.h"
+#include "lockstep/Harness/Prompts.h"
 #include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
 
 #include <atomic>

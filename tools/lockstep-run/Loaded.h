@@ -5,7 +5,7 @@
 #include "lockstep/Artifact/Artifact.h"
 #include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
 #include "lockstep/Runtime/Backend/Cuda/CudaBackend.h"
-#include "Fuzz.h"
+#include "lockstep/Harness/Fuzz.h"
 #include "lockstep/Runtime/Serving/ServingModel.h"
 #include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
 

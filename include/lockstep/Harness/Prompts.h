@@ -9,8 +9,8 @@
 // file cannot exhaust the stack or memory beyond its own size.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LOCKSTEP_RUNTIME_PROMPTS_H
-#define LOCKSTEP_RUNTIME_PROMPTS_H
+#ifndef LOCKSTEP_HARNESS_PROMPTS_H
+#define LOCKSTEP_HARNESS_PROMPTS_H
 
 #include <cstdint>
 #include <optional>

@@ -1,7 +1,7 @@
-//===- Fuzz.cpp - lockstep-run fuzz and replay ----------------------------===//
+//===- FuzzCommand.cpp - lockstep-run fuzz and replay ---------------------===//
 //
 // fuzz: the baseline (every request alone), then K seeded schedules, every
-// logits row compared bit for bit (runtime/Fuzz.h). Exit 0 only when all are
+// logits row compared bit for bit (Harness/Fuzz.h). Exit 0 only when all are
 // identical. The first mismatching schedule is written as a trace that
 // `replay` re-runs, checking that it takes the same steps and finds the same
 // mismatch.
@@ -12,8 +12,9 @@
 
 #include "lockstep/Artifact/Artifact.h"
 #include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
-#include "Fuzz.h"
-#include "Prompts.h"
+#include "lockstep/Harness/Fuzz.h"
+#include "lockstep/Harness/Prompts.h"
+#include "lockstep/Harness/Trace.h"
 #include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
 
 #include <atomic>

@@ -1,5 +1,5 @@
 //===- Prompts.cpp - Reading prompts from JSON lines ----------------------===//
-#include "Prompts.h"
+#include "lockstep/Harness/Prompts.h"
 
 #include <cmath>
 #include <cstdlib>

@@ -11,12 +11,13 @@
 // compared bit for bit with the baseline.
 //
 // A schedule is reproduced from its setup alone (the policy is deterministic
-// given its seed); a trace records the setup, the requests and the plan of
-// every step, so that a replay can also check that it took the same steps.
+// given its seed); a trace (Trace.h) records the setup, the requests and the
+// plan of every step, so that a replay can also check that it took the same
+// steps.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LOCKSTEP_RUNTIME_FUZZ_H
-#define LOCKSTEP_RUNTIME_FUZZ_H
+#ifndef LOCKSTEP_HARNESS_FUZZ_H
+#define LOCKSTEP_HARNESS_FUZZ_H
 
 #include "lockstep/Runtime/Serving/Engine.h"
 
@@ -94,27 +95,6 @@ Comparison compareRuns(const ScheduleRun &baseline, const ScheduleRun &run,
 /// One line: request, position, step, schedule and seed, differing logits,
 /// largest difference in ulps.
 std::string describeMismatch(const Mismatch &m);
-
-/// Writes and reads a trace (text, versioned).
-bool writeTrace(const std::string &path, const std::string &model, uint64_t campaignSeed,
-                const ScheduleSetup &setup, const std::vector<Request> &requests,
-                const std::vector<StepPlan> &plans, std::string &error);
-struct Trace {
-  uint64_t campaignSeed = 0;
-  ScheduleSetup setup;
-  std::vector<Request> requests;
-  std::vector<std::string> planLines; ///< As planLine() prints them.
-  std::vector<StepPlan> plans;        ///< The same, parsed (entries without tokens).
-};
-bool readTrace(const std::string &path, Trace &out, std::string &error);
-
-/// A plan as one line of text (the trace's `step` lines): the step, its
-/// limits, its events (`admit:ID`, `preempt-swap:ID`, ...) and its entries
-/// (`run:ID@START+COUNT`, with `L` when the entry wants logits).
-std::string planLine(const StepPlan &plan);
-/// Parses a planLine(); the entries' tokens are COUNT zeros. False with
-/// `error` on a malformed line.
-bool parsePlanLine(const std::string &line, StepPlan &plan, std::string &error);
 
 } // namespace lockstep::rt
 
