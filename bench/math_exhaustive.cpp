@@ -19,9 +19,9 @@
 //===----------------------------------------------------------------------===//
 #include "lockstep/Artifact/Artifact.h"
 #include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
+#include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
 #include "lockstep/Runtime/Exec.h"
 #include "lockstep/Runtime/Npy.h"
-#include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
 
 #include <cfloat>
 #include <cmath>

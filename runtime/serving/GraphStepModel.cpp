@@ -2,8 +2,8 @@
 #include "lockstep/Runtime/Serving/GraphStepModel.h"
 
 #include "lockstep/Artifact/ArtifactMeta.h"
-#include "lockstep/Runtime/Exec.h"
 #include "lockstep/Artifact/ServingKeys.h"
+#include "lockstep/Runtime/Exec.h"
 
 #include <cstring>
 #include <map>

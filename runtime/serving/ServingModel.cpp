@@ -1,9 +1,9 @@
 //===- ServingModel.cpp - A compiled model as the engine's step -----------===//
 #include "lockstep/Runtime/Serving/ServingModel.h"
 
+#include "lockstep/Artifact/ServingKeys.h"
 #include "lockstep/Runtime/Serving/GraphStepModel.h"
 #include "lockstep/Runtime/Serving/RaggedStepModel.h"
-#include "lockstep/Artifact/ServingKeys.h"
 
 using namespace lockstep::rt;
 namespace K = lockstep::serving_keys;

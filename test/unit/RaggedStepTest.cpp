@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ArtifactTestUtil.h"
-#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
 #include "lockstep/Harness/Fuzz.h"
+#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
 #include "lockstep/Runtime/Serving/RaggedStepModel.h"
 
 #include "../Runtime/Inputs/ragged_entry.h"

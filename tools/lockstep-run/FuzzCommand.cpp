@@ -11,10 +11,10 @@
 #include "Loaded.h"
 
 #include "lockstep/Artifact/Artifact.h"
-#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
 #include "lockstep/Harness/Fuzz.h"
 #include "lockstep/Harness/Prompts.h"
 #include "lockstep/Harness/Trace.h"
+#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
 #include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
 
 #include <atomic>

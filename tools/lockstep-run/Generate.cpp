@@ -13,12 +13,12 @@
 #include "Loaded.h"
 
 #include "lockstep/Artifact/Artifact.h"
+#include "lockstep/Harness/Prompts.h"
 #include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
+#include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
+#include "lockstep/Runtime/Npy.h"
 #include "lockstep/Runtime/Serving/Engine.h"
 #include "lockstep/Runtime/Serving/ServingModel.h"
-#include "lockstep/Runtime/Npy.h"
-#include "lockstep/Harness/Prompts.h"
-#include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
 
 #include <atomic>
 #include <chrono>

@@ -3,11 +3,11 @@
 #define LOCKSTEP_TOOLS_LOCKSTEP_RUN_LOADED_H
 
 #include "lockstep/Artifact/Artifact.h"
-#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
-#include "lockstep/Runtime/Backend/Cuda/CudaBackend.h"
 #include "lockstep/Harness/Fuzz.h"
-#include "lockstep/Runtime/Serving/ServingModel.h"
+#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
 #include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
+#include "lockstep/Runtime/Backend/Cuda/CudaBackend.h"
+#include "lockstep/Runtime/Serving/ServingModel.h"
 
 #include <map>
 #include <memory>

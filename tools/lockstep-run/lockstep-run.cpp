@@ -10,11 +10,11 @@
 #include "Commands.h"
 
 #include "lockstep/Artifact/Artifact.h"
+#include "lockstep/Artifact/ServingKeys.h"
 #include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
 #include "lockstep/Runtime/Backend/Cuda/CudaBackend.h"
 #include "lockstep/Runtime/Exec.h"
 #include "lockstep/Runtime/Npy.h"
-#include "lockstep/Artifact/ServingKeys.h"
 
 #include <algorithm>
 #include <malloc.h>

@@ -18,8 +18,8 @@
 #include "lockstep/Artifact/Artifact.h"
 #include "lockstep/Artifact/ArtifactMeta.h"
 #include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
-#include "lockstep/Runtime/Exec.h"
 #include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
+#include "lockstep/Runtime/Exec.h"
 
 #include <cstdio>
 #include <cstring>

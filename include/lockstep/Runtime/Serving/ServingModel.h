@@ -19,8 +19,8 @@
 #define LOCKSTEP_RUNTIME_SERVING_SERVINGMODEL_H
 
 #include "lockstep/Artifact/Artifact.h"
-#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
 #include "lockstep/Runtime/Backend/Backend.h"
+#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
 #include "lockstep/Runtime/Serving/Engine.h"
 
 #include <memory>

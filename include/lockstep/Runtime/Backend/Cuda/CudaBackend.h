@@ -24,8 +24,8 @@
 #define LOCKSTEP_RUNTIME_BACKEND_CUDA_CUDABACKEND_H
 
 #include "lockstep/Artifact/Artifact.h"
-#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
 #include "lockstep/Runtime/Backend/Backend.h"
+#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
 
 #include <map>
 #include <string>
