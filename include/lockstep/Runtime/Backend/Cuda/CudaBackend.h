@@ -47,7 +47,7 @@ void recordCudaError(const std::string &error);
 /// Device memory for runGraphViews: inputs and outputs per call, weights
 /// uploaded once per artifact and kept; and for serving (CudaServing.cpp),
 /// KV cache pools in device memory and the runtime's own row-scatter kernel
-/// (runtime/cuda/scatter_rows.ptx).
+/// (runtime/backend/cuda/scatter_rows.ptx).
 class CudaMemory : public DeviceServing {
 public:
   ~CudaMemory() override;
