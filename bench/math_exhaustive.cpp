@@ -17,11 +17,11 @@
 // special-value mismatches. FUNC: exp log tanh sigmoid erf sin cos rsqrt.
 //
 //===----------------------------------------------------------------------===//
-#include "Artifact.h"
-#include "CpuBackend.h"
-#include "Exec.h"
-#include "Npy.h"
-#include "ThreadPool.h"
+#include "lockstep/Artifact/Artifact.h"
+#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
+#include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
+#include "lockstep/Runtime/Exec.h"
+#include "lockstep/Runtime/Npy.h"
 
 #include <cfloat>
 #include <cmath>

@@ -1,8 +1,8 @@
 //===- Exec.cpp - Running an artifact's graph once on given arrays --------===//
-#include "Exec.h"
+#include "lockstep/Runtime/Exec.h"
 
-#include "MemRef.h"
-#include "SymbolBinding.h"
+#include "lockstep/Runtime/MemRef.h"
+#include "lockstep/Runtime/SymbolBinding.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -1,5 +1,5 @@
 //===- MemRef.cpp - Memref descriptors for the entry ABI ------------------===//
-#include "MemRef.h"
+#include "lockstep/Runtime/MemRef.h"
 
 #include <cstring>
 

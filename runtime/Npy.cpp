@@ -1,5 +1,5 @@
 //===- Npy.cpp - Reading and writing .npy files ---------------------------===//
-#include "Npy.h"
+#include "lockstep/Runtime/Npy.h"
 
 #include <cstring>
 #include <fstream>

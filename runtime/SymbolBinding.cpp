@@ -1,7 +1,7 @@
 //===- SymbolBinding.cpp - Symbol values from actual input shapes ---------===//
-#include "SymbolBinding.h"
+#include "lockstep/Runtime/SymbolBinding.h"
 
-#include "lockstep/Shape/DimExpr.h"
+#include "lockstep/Artifact/DimExpr.h"
 
 #include <optional>
 #include <set>

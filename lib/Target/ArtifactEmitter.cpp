@@ -2,8 +2,8 @@
 #include "lockstep/Target/ArtifactEmitter.h"
 #include "lockstep/Target/CUDACodegen.h"
 
-#include "Artifact.h"
-#include "Checksum.h"
+#include "lockstep/Artifact/Artifact.h"
+#include "lockstep/Artifact/Checksum.h"
 #include "lockstep/Dialect/ONNX/ONNXDialect.h"
 #include "lockstep/Serving/ServingRoles.h"
 #include "lockstep/Target/CPUCodegen.h"

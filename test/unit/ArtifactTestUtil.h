@@ -2,8 +2,8 @@
 #ifndef LOCKSTEP_TEST_ARTIFACTTESTUTIL_H
 #define LOCKSTEP_TEST_ARTIFACTTESTUTIL_H
 
-#include "Artifact.h"
-#include "Checksum.h"
+#include "lockstep/Artifact/Artifact.h"
+#include "lockstep/Artifact/Checksum.h"
 
 #include <cstdio>
 #include <cstdlib>

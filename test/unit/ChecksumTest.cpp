@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ArtifactTestUtil.h"
-#include "Checksum.h"
+#include "lockstep/Artifact/Checksum.h"
 
 #include <gtest/gtest.h>
 #include <vector>

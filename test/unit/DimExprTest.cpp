@@ -1,5 +1,5 @@
 //===- DimExprTest.cpp - Unit tests of symbolic dim expressions -----------===//
-#include "lockstep/Shape/DimExpr.h"
+#include "lockstep/Artifact/DimExpr.h"
 
 #include <gtest/gtest.h>
 

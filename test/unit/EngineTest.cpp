@@ -14,7 +14,7 @@
 // the way a split-K reduction does, shows that the comparison catches it.
 //
 //===----------------------------------------------------------------------===//
-#include "Engine.h"
+#include "lockstep/Runtime/Serving/Engine.h"
 
 #include <gtest/gtest.h>
 

@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ArtifactTestUtil.h"
-#include "CpuBackend.h"
-#include "Exec.h"
-#include "MemRef.h"
-#include "SymbolBinding.h"
+#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
+#include "lockstep/Runtime/Exec.h"
+#include "lockstep/Runtime/MemRef.h"
+#include "lockstep/Runtime/SymbolBinding.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 //===- FingerprintTest.cpp - The logits hash chain ------------------------===//
-#include "Checksum.h"
-#include "Fingerprint.h"
+#include "lockstep/Artifact/Checksum.h"
+#include "lockstep/Runtime/Serving/Fingerprint.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 //===- KVCacheTest.cpp - The paged KV cache -------------------------------===//
-#include "KVCache.h"
+#include "lockstep/Runtime/Serving/KVCache.h"
 
 #include <gtest/gtest.h>
 

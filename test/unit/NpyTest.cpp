@@ -1,5 +1,5 @@
 //===- NpyTest.cpp - Unit tests of the .npy reader and writer -------------===//
-#include "Npy.h"
+#include "lockstep/Runtime/Npy.h"
 
 #include <cstring>
 #include <gtest/gtest.h>

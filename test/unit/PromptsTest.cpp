@@ -1,5 +1,5 @@
 //===- PromptsTest.cpp - JSON-lines prompts -------------------------------===//
-#include "Prompts.h"
+#include "lockstep/Harness/Prompts.h"
 
 #include <gtest/gtest.h>
 

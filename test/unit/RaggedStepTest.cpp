@@ -10,9 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ArtifactTestUtil.h"
-#include "CpuBackend.h"
-#include "Fuzz.h"
-#include "RaggedStep.h"
+#include "lockstep/Harness/Fuzz.h"
+#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
+#include "lockstep/Runtime/Serving/RaggedStepModel.h"
 
 #include "../Runtime/Inputs/ragged_entry.h"
 

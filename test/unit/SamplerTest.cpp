@@ -1,5 +1,5 @@
 //===- SamplerTest.cpp - Greedy and seeded sampling -----------------------===//
-#include "Sampler.h"
+#include "lockstep/Runtime/Serving/Sampler.h"
 
 #include <gtest/gtest.h>
 

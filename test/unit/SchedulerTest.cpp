@@ -8,7 +8,7 @@
 // token, fits the step's limits, and owns blocks no other entry owns.
 //
 //===----------------------------------------------------------------------===//
-#include "Scheduler.h"
+#include "lockstep/Runtime/Serving/Scheduler.h"
 
 #include <gtest/gtest.h>
 

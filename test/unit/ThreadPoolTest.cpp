@@ -1,5 +1,5 @@
 //===- ThreadPoolTest.cpp - Unit tests of the runtime's thread pool -------===//
-#include "ThreadPool.h"
+#include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
 
 #include <atomic>
 #include <gtest/gtest.h>

@@ -12,13 +12,13 @@
 #include "Commands.h"
 #include "Loaded.h"
 
-#include "Artifact.h"
-#include "CpuBackend.h"
-#include "Engine.h"
-#include "ServingModel.h"
-#include "Npy.h"
-#include "Prompts.h"
-#include "ThreadPool.h"
+#include "lockstep/Artifact/Artifact.h"
+#include "lockstep/Harness/Prompts.h"
+#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
+#include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
+#include "lockstep/Runtime/Npy.h"
+#include "lockstep/Runtime/Serving/Engine.h"
+#include "lockstep/Runtime/Serving/ServingModel.h"
 
 #include <atomic>
 #include <chrono>

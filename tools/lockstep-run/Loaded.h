@@ -2,12 +2,12 @@
 #ifndef LOCKSTEP_TOOLS_LOCKSTEP_RUN_LOADED_H
 #define LOCKSTEP_TOOLS_LOCKSTEP_RUN_LOADED_H
 
-#include "Artifact.h"
-#include "CpuBackend.h"
-#include "CudaBackend.h"
-#include "Fuzz.h"
-#include "ServingModel.h"
-#include "ThreadPool.h"
+#include "lockstep/Artifact/Artifact.h"
+#include "lockstep/Harness/Fuzz.h"
+#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
+#include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
+#include "lockstep/Runtime/Backend/Cuda/CudaBackend.h"
+#include "lockstep/Runtime/Serving/ServingModel.h"
 
 #include <map>
 #include <memory>

@@ -9,12 +9,12 @@
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
 
-#include "Artifact.h"
-#include "CpuBackend.h"
-#include "CudaBackend.h"
-#include "Exec.h"
-#include "Npy.h"
+#include "lockstep/Artifact/Artifact.h"
 #include "lockstep/Artifact/ServingKeys.h"
+#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
+#include "lockstep/Runtime/Backend/Cuda/CudaBackend.h"
+#include "lockstep/Runtime/Exec.h"
+#include "lockstep/Runtime/Npy.h"
 
 #include <algorithm>
 #include <malloc.h>

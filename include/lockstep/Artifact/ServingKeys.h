@@ -2,8 +2,8 @@
 //
 // The keys of the `serving.*` properties that the compiler writes into an
 // artifact and the runtime reads (DESIGN.md's serving ABI; the roles are
-// described in runtime/RaggedStep.h and runtime/GraphStep.h). One place for
-// both sides: MLIR-free and header-only.
+// described in lockstep/Runtime/Serving/RaggedStepModel.h and
+// GraphStepModel.h). One place for both sides: MLIR-free and header-only.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOCKSTEP_ARTIFACT_SERVINGKEYS_H

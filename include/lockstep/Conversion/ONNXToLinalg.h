@@ -11,7 +11,7 @@
 #ifndef LOCKSTEP_CONVERSION_ONNXTOLINALG_H
 #define LOCKSTEP_CONVERSION_ONNXTOLINALG_H
 
-#include "lockstep/Shape/DimExpr.h"
+#include "lockstep/Artifact/DimExpr.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"

@@ -17,7 +17,7 @@
 #ifndef LOCKSTEP_SERVING_SERVINGROLES_H
 #define LOCKSTEP_SERVING_SERVINGROLES_H
 
-#include "lockstep/Shape/DimExpr.h"
+#include "lockstep/Artifact/DimExpr.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <optional>

@@ -2,7 +2,7 @@
 #ifndef LOCKSTEP_SHAPE_SHAPEINFERENCE_H
 #define LOCKSTEP_SHAPE_SHAPEINFERENCE_H
 
-#include "lockstep/Shape/DimExpr.h"
+#include "lockstep/Artifact/DimExpr.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"

@@ -48,8 +48,9 @@ mlir::LogicalResult buildServingPipeline(mlir::OpPassManager &pm,
 /// form that `options.stepForm` asks for.
 mlir::LogicalResult applyStepForm(mlir::ModuleOp module, const CodegenOptions &options);
 
-/// The global the runtime writes the thread count into (CpuBackend.h), read
-/// by the `adaptive-threads` negative control.
+/// The global the runtime writes the thread count into
+/// (Runtime/Backend/Cpu/CpuBackend.h), read by the `adaptive-threads`
+/// negative control.
 inline constexpr const char *kThreadCountGlobal = "lockstep_thread_count";
 /// Declares the module-level symbols the linalg pipeline's passes reference
 /// for `options` (the thread count global of the adaptive-threads control);

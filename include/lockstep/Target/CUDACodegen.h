@@ -9,7 +9,8 @@
 // is left allocates device memory, computes sizes and launches; it is
 // compiled for x86-64 like the CPU's code and calls the runtime's CUDA
 // backend (the `mgpu*` launch functions and `lockstep_device_*`
-// allocators, see runtime/CudaBackend.h). The PTX is embedded in it.
+// allocators, see Runtime/Backend/Cuda/CudaBackend.h). The PTX is embedded
+// in it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOCKSTEP_TARGET_CUDACODEGEN_H

@@ -15,11 +15,11 @@
 // comparisons ran (whatever they found), 1 on an error.
 //
 //===----------------------------------------------------------------------===//
-#include "Artifact.h"
-#include "ArtifactMeta.h"
-#include "CpuBackend.h"
-#include "Exec.h"
-#include "ThreadPool.h"
+#include "lockstep/Artifact/Artifact.h"
+#include "lockstep/Artifact/ArtifactMeta.h"
+#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
+#include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
+#include "lockstep/Runtime/Exec.h"
 
 #include <cstdio>
 #include <cstring>

@@ -3,7 +3,8 @@
  * FAKE_CUDA_LOG set). Its device memory is PROT_NONE pages, so that a host
  * that reads or writes device memory, which a CUDA step's host code must
  * never do, dies of SIGSEGV; only the copies of cuMemcpy* open them. The
- * functions and their ABI are the ones runtime/CudaDriver.cpp looks up. */
+ * functions and their ABI are the ones runtime/backend/cuda/CudaDriver.cpp
+ * looks up. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -12,9 +12,9 @@
 // An external weight references the data bytes of its .npy file in place.
 //
 //===----------------------------------------------------------------------===//
-#include "Artifact.h"
-#include "Checksum.h"
-#include "Npy.h"
+#include "lockstep/Artifact/Artifact.h"
+#include "lockstep/Artifact/Checksum.h"
+#include "lockstep/Runtime/Npy.h"
 
 #include <climits>
 #include <cstdio>

@@ -1,8 +1,9 @@
 /*===- ragged_entry.c - A hand-written ragged step for runtime tests ------===//
  *
- * Stands in for a model compiled to the serving ABI (RaggedStep.h), so that
- * RaggedStepModel is tested without the compiler: a toy attention over each
- * request's KV cache, read in place from the pools through its block table.
+ * Stands in for a model compiled to the serving ABI (RaggedStepModel.h), so
+ * that RaggedStepModel is tested without the compiler: a toy attention over
+ * each request's KV cache, read in place from the pools through its block
+ * table.
  * The graph (metadata built by test/unit/RaggedStepTest.cpp):
  *
  *   inputs:  ids     i64 [batch, seq]                  serving.token_ids

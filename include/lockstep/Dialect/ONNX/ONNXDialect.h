@@ -2,7 +2,7 @@
 #ifndef LOCKSTEP_DIALECT_ONNX_ONNXDIALECT_H
 #define LOCKSTEP_DIALECT_ONNX_ONNXDIALECT_H
 
-#include "lockstep/Shape/DimExpr.h"
+#include "lockstep/Artifact/DimExpr.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -1,0 +1,68 @@
+//===- CudaDriver.h - The CUDA driver API, loaded at run time ---*- C++ -*-===//
+//
+// Lockstep has no link-time CUDA dependency: the driver (libcuda.so.1) is
+// opened with dlopen the first time a CUDA artifact is used, and the few
+// entry points the backend needs are looked up by name. On a machine without
+// a driver or a GPU, `cudaDriver()` says why in one line and nothing else
+// changes. The types are the driver API's own ABI (a CUresult is an int,
+// handles are pointers, device pointers are 64-bit integers).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOCKSTEP_RUNTIME_BACKEND_CUDA_CUDADRIVER_H
+#define LOCKSTEP_RUNTIME_BACKEND_CUDA_CUDADRIVER_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace lockstep::rt {
+
+using CUresult = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+
+struct CudaDriver {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGet)(int *, int);
+  CUresult (*cuDeviceGetName)(char *, int, int);
+  CUresult (*cuDeviceGetAttribute)(int *, int, int);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, int);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, CUstream, void **, void **);
+  CUresult (*cuStreamCreate)(CUstream *, unsigned);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+
+  int device = 0;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  std::string name;      // of device 0
+  int major = 0, minor = 0; // its compute capability
+
+  /// "CUDA error N (text) in WHAT".
+  std::string describe(CUresult r, const char *what) const;
+  /// Makes the context current on the calling thread.
+  bool makeCurrent(std::string &error) const;
+};
+
+/// The driver, initialized with device 0's primary context and a stream, or
+/// null with `why` set (no libcuda.so.1, no GPU, an initialization error).
+/// Opened once; later calls return the same answer.
+const CudaDriver *cudaDriver(std::string &why);
+
+} // namespace lockstep::rt
+
+#endif

@@ -1,0 +1,43 @@
+//===- CudaProfile.h - Where a CUDA run's time goes -------------*- C++ -*-===//
+//
+// LOCKSTEP_CUDA_PROFILE=1 makes every kernel launch wait for its kernel and
+// sums the wall time of each kernel (by name), of module loads (the PTX is
+// compiled by the driver at the first launch of a module's kernel), of the
+// per-call waits (finish), and counts the device allocator's calls and
+// misses. The table goes to stderr when the process exits. Profiling
+// serializes the stream, so the total is an upper bound on an unprofiled
+// run's; the split between kernels and the host is what it is for.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOCKSTEP_RUNTIME_BACKEND_CUDA_CUDAPROFILE_H
+#define LOCKSTEP_RUNTIME_BACKEND_CUDA_CUDAPROFILE_H
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace lockstep::rt::cuda_profile {
+
+/// Whether LOCKSTEP_CUDA_PROFILE=1 (read once).
+bool enabled();
+
+using Clock = std::chrono::steady_clock;
+
+/// Adds one launch of kernel NAME with GRID·BLOCK threads that took SECONDS.
+void kernel(const std::string &name, uint64_t threads, double seconds);
+/// Adds a module load (its PTX compiled by the driver).
+void moduleLoad(double seconds);
+/// Adds a wait for a call's kernels.
+void finish(double seconds);
+/// Adds a device allocation; MISS when it went to cuMemAlloc.
+void allocation(bool miss);
+/// Adds a host↔device copy of BYTES.
+void copy(uint64_t bytes, double seconds);
+
+inline double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+} // namespace lockstep::rt::cuda_profile
+
+#endif

@@ -1,0 +1,119 @@
+//===- CudaProfile.cpp - Where a CUDA run's time goes ---------------------===//
+#include "lockstep/Runtime/Backend/Cuda/CudaProfile.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace lockstep::rt::cuda_profile {
+namespace {
+
+struct Row {
+  uint64_t launches = 0, threads = 0;
+  double seconds = 0;
+};
+
+struct Totals {
+  std::mutex mu;
+  std::map<std::string, Row> kernels;
+  uint64_t modules = 0, finishes = 0, allocations = 0, misses = 0, copies = 0,
+           copyBytes = 0;
+  double moduleSeconds = 0, finishSeconds = 0, copySeconds = 0;
+  Clock::time_point start = Clock::now();
+
+  ~Totals() {
+    if (!enabled())
+      return;
+    std::vector<std::pair<std::string, Row>> rows(kernels.begin(), kernels.end());
+    std::sort(rows.begin(), rows.end(),
+              [](const auto &a, const auto &b) { return a.second.seconds > b.second.seconds; });
+    uint64_t launches = 0;
+    double kernelSeconds = 0;
+    for (const auto &[name, r] : rows) {
+      launches += r.launches;
+      kernelSeconds += r.seconds;
+    }
+    double wall = since(start);
+    std::fprintf(stderr, "cuda profile (LOCKSTEP_CUDA_PROFILE=1; launches wait)\n");
+    std::fprintf(stderr, "  wall %.3f s from the first kernel: kernels %.3f s in %llu launches of %zu kernels,"
+                         " module loads %.3f s (%llu), copies %.3f s (%llu, %llu bytes),"
+                         " call waits %.3f s (%llu), the rest (host) %.3f s\n",
+                 wall, kernelSeconds, (unsigned long long)launches, rows.size(),
+                 moduleSeconds, (unsigned long long)modules, copySeconds,
+                 (unsigned long long)copies, (unsigned long long)copyBytes, finishSeconds,
+                 (unsigned long long)finishes,
+                 wall - kernelSeconds - moduleSeconds - copySeconds - finishSeconds);
+    std::fprintf(stderr, "  device allocations %llu, of which cuMemAlloc %llu\n",
+                 (unsigned long long)allocations, (unsigned long long)misses);
+    std::fprintf(stderr, "  %-28s %10s %12s %12s %14s\n", "kernel", "launches", "total ms",
+                 "us/launch", "threads/launch");
+    for (size_t i = 0; i < rows.size() && i < 40; ++i) {
+      const Row &r = rows[i].second;
+      std::fprintf(stderr, "  %-28s %10llu %12.3f %12.2f %14llu\n", rows[i].first.c_str(),
+                   (unsigned long long)r.launches, r.seconds * 1e3,
+                   r.seconds * 1e6 / double(r.launches),
+                   (unsigned long long)(r.threads / r.launches));
+    }
+  }
+};
+
+Totals &totals() {
+  static Totals t;
+  return t;
+}
+
+} // namespace
+
+bool enabled() {
+  static const bool on = [] {
+    const char *e = std::getenv("LOCKSTEP_CUDA_PROFILE");
+    bool on = e && *e == '1';
+    if (on)
+      totals(); // the wall time counts from here
+    return on;
+  }();
+  return on;
+}
+
+void kernel(const std::string &name, uint64_t threads, double seconds) {
+  Totals &t = totals();
+  std::lock_guard<std::mutex> lock(t.mu);
+  Row &r = t.kernels[name];
+  ++r.launches;
+  r.threads += threads;
+  r.seconds += seconds;
+}
+
+void moduleLoad(double seconds) {
+  Totals &t = totals();
+  std::lock_guard<std::mutex> lock(t.mu);
+  ++t.modules;
+  t.moduleSeconds += seconds;
+}
+
+void finish(double seconds) {
+  Totals &t = totals();
+  std::lock_guard<std::mutex> lock(t.mu);
+  ++t.finishes;
+  t.finishSeconds += seconds;
+}
+
+void allocation(bool miss) {
+  Totals &t = totals();
+  std::lock_guard<std::mutex> lock(t.mu);
+  ++t.allocations;
+  t.misses += miss;
+}
+
+void copy(uint64_t bytes, double seconds) {
+  Totals &t = totals();
+  std::lock_guard<std::mutex> lock(t.mu);
+  ++t.copies;
+  t.copyBytes += bytes;
+  t.copySeconds += seconds;
+}
+
+} // namespace lockstep::rt::cuda_profile

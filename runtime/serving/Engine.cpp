@@ -1,0 +1,188 @@
+//===- Engine.cpp - The generation loop over a step model -----------------===//
+#include "lockstep/Runtime/Serving/Engine.h"
+
+#include <limits>
+#include <map>
+
+using namespace lockstep::rt;
+
+StepModel::~StepModel() = default;
+
+const char *lockstep::rt::requestStatusName(RequestStatus status) {
+  switch (status) {
+  case RequestStatus::Ok:
+    return "ok";
+  case RequestStatus::Rejected:
+    return "rejected";
+  case RequestStatus::Cancelled:
+    return "cancelled";
+  case RequestStatus::Failed:
+    return "failed";
+  }
+  return "?";
+}
+
+Engine::Engine(StepModel &model, const EngineConfig &config,
+               std::unique_ptr<KVCache> kv)
+    : model(model), cfg(config), kv(std::move(kv)),
+      vocabSize(model.vocab()) {
+  cfg.scheduler.vocab = vocabSize;
+}
+
+std::unique_ptr<Engine> Engine::create(StepModel &model,
+                                       const EngineConfig &config,
+                                       std::string &error) {
+  int64_t v = model.vocab();
+  if (v <= 0 || v > std::numeric_limits<int32_t>::max()) {
+    error = "engine: the model's vocab " + std::to_string(v) +
+            " is not a positive int32";
+    return nullptr;
+  }
+  if (config.scheduler.vocab != 0 && config.scheduler.vocab != v) {
+    error = "engine: scheduler vocab " +
+            std::to_string(config.scheduler.vocab) +
+            " differs from the model's " + std::to_string(v);
+    return nullptr;
+  }
+  const SchedulerConfig &s = config.scheduler;
+  if (s.tokenBudget < 1 || s.maxSeqs < 1 || s.maxPrefillChunk < 1 ||
+      s.maxContext < 2) {
+    error = "engine: tokenBudget, maxSeqs and maxPrefillChunk must be "
+            "positive and maxContext at least 2";
+    return nullptr;
+  }
+  std::unique_ptr<KVCache> kv = KVCache::create(config.kv, error, model.poolMemory());
+  if (!kv)
+    return nullptr;
+  // A model whose tables end before the configured context caps it.
+  EngineConfig c = config;
+  if (std::optional<int64_t> limit = model.maxContext();
+      limit && *limit < c.scheduler.maxContext) {
+    c.scheduler.maxContext = std::max<int64_t>(*limit, 2);
+    c.scheduler.maxContextSource = "the model's limit: " + model.maxContextSource();
+  }
+  return std::unique_ptr<Engine>(new Engine(model, c, std::move(kv)));
+}
+
+namespace {
+
+StepBatch buildBatch(const StepPlan &plan, const KVCache &kv) {
+  StepBatch b;
+  b.seqStarts.push_back(0);
+  for (const StepEntry &e : plan.entries) {
+    for (size_t i = 0; i < e.tokens.size(); ++i) {
+      b.tokens.push_back(e.tokens[i]);
+      b.positions.push_back(e.startPosition + int64_t(i));
+    }
+    b.seqStarts.push_back(int64_t(b.tokens.size()));
+    b.contextLens.push_back(e.startPosition + int64_t(e.tokens.size()));
+    b.blockTables.push_back(kv.blockTable(e.seq));
+    b.logitRows.push_back(e.wantLogits ? int64_t(b.tokens.size()) - 1 : -1);
+    b.seqIds.push_back(e.seq);
+  }
+  return b;
+}
+
+} // namespace
+
+bool Engine::run(const std::vector<Request> &requests, RunResult &out,
+                 std::string &error, const EngineCallbacks &cb) {
+  out = RunResult();
+  out.requests.resize(requests.size());
+  Scheduler sched(cfg.scheduler, cfg.policy, *kv);
+  if (!cfg.script.empty())
+    sched.setScript(cfg.script);
+  std::map<uint64_t, size_t> index; // accepted id -> its result
+  // The scheduler advances its highest-priority request every step, so a
+  // run takes at most this many steps; more means a scheduler bug.
+  int64_t stepLimit = int64_t(requests.size() + 1) *
+                      (cfg.policy.maxArrivalDelay + 1);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    RequestResult &r = out.requests[i];
+    r.id = requests[i].id;
+    std::string reason;
+    if (!sched.add(requests[i], reason)) {
+      r.status = RequestStatus::Rejected;
+      r.reason = reason;
+      continue;
+    }
+    index[r.id] = i;
+    stepLimit += int64_t(requests[i].prompt.size()) + requests[i].maxNewTokens;
+  }
+
+  auto finishRun = [&](RequestStatus status, const std::string &why) {
+    for (auto &[id, i] : index)
+      if (!sched.isFinished(id)) {
+        out.requests[i].status = status;
+        out.requests[i].reason = why;
+      }
+    sched.releaseAll();
+    out.stats = sched.stats();
+  };
+
+  int64_t V = vocabSize;
+  std::vector<float> logits;
+  std::vector<int32_t> sampled;
+  for (int64_t steps = 0; !sched.done(); ++steps) {
+    if (cb.cancel && cb.cancel->load()) {
+      out.cancelled = true;
+      finishRun(RequestStatus::Cancelled, "cancelled");
+      return true;
+    }
+    if (steps >= stepLimit) {
+      error = "engine: the scheduler made no progress in " +
+              std::to_string(stepLimit) + " steps";
+      finishRun(RequestStatus::Failed, error);
+      return false;
+    }
+    StepPlan plan;
+    if (!sched.schedule(plan, error)) {
+      finishRun(RequestStatus::Failed, error);
+      return false;
+    }
+    if (plan.entries.empty() && !sched.waitingForArrivals()) {
+      error = "engine: the scheduler planned an empty step with no request "
+              "left to arrive";
+      finishRun(RequestStatus::Failed, error);
+      return false;
+    }
+    sampled.assign(plan.entries.size(), -1);
+    if (!plan.entries.empty()) {
+      StepBatch batch = buildBatch(plan, *kv);
+      // Rows are prefilled with NaN so that a row the model did not write
+      // cannot pass for logits.
+      logits.assign(plan.entries.size() * size_t(V),
+                    std::numeric_limits<float>::quiet_NaN());
+      if (!model.step(batch, *kv, logits.data(), error)) {
+        error = "step " + std::to_string(plan.step) + ": " + error;
+        finishRun(RequestStatus::Failed, error);
+        return false;
+      }
+      for (size_t r = 0; r < plan.entries.size(); ++r) {
+        const StepEntry &e = plan.entries[r];
+        if (!e.wantLogits)
+          continue;
+        const float *row = logits.data() + r * size_t(V);
+        int64_t position = e.startPosition + int64_t(e.tokens.size());
+        const Request *req = sched.request(e.seq);
+        int32_t tok = sample(row, V, req->sampling, position);
+        sampled[r] = tok;
+        RequestResult &res = out.requests[index.at(e.seq)];
+        res.generated.push_back(tok);
+        res.fingerprint.update(row, V);
+        if (cfg.keepLogits)
+          res.logits.insert(res.logits.end(), row, row + V);
+        if (cb.onToken)
+          cb.onToken(e.seq, position, tok, row);
+      }
+    }
+    if (!sched.complete(plan, sampled, error)) {
+      finishRun(RequestStatus::Failed, error);
+      return false;
+    }
+    if (cb.onStep)
+      cb.onStep(plan);
+  }
+  finishRun(RequestStatus::Ok, "");
+  return true;
+}

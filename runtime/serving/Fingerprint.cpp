@@ -1,0 +1,40 @@
+//===- Fingerprint.cpp - A hash chain over a request's logits -------------===//
+#include "lockstep/Runtime/Serving/Fingerprint.h"
+
+#include "lockstep/Artifact/Checksum.h"
+
+#include <cstring>
+
+using namespace lockstep::rt;
+
+void Fingerprint::update(const float *row, int64_t count) {
+  Checksum c;
+  uint8_t buf[256];
+  for (int i = 0; i < 8; ++i)
+    buf[i] = uint8_t(h >> (8 * i));
+  c.update(buf, 8);
+  // The floats' bits, little-endian, fed in pieces (the digest does not
+  // depend on how the input is split).
+  size_t used = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, row + i, 4);
+    for (int b = 0; b < 4; ++b)
+      buf[used++] = uint8_t(bits >> (8 * b));
+    if (used == sizeof(buf)) {
+      c.update(buf, used);
+      used = 0;
+    }
+  }
+  c.update(buf, used);
+  h = c.digest();
+  ++n;
+}
+
+std::string Fingerprint::toHex(uint64_t value) {
+  static const char digits[] = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i, value >>= 4)
+    s[size_t(i)] = digits[value & 15];
+  return s;
+}
