@@ -187,11 +187,12 @@ struct CanonicalReductionsPass
 
   void runOnOperation() override {
     if (policy != "canonical" && policy != "adaptive" && policy != "adaptive-kv" &&
-        policy != "adaptive-softmax" && policy != "adaptive-threads") {
+        policy != "adaptive-softmax" && policy != "adaptive-threads" &&
+        policy != "plant-unmasked-padding" && policy != "plant-merge-no-skip") {
       getOperation().emitError("unknown reduction policy '")
           << policy
-          << "' (expected canonical, adaptive, adaptive-kv, adaptive-softmax or "
-             "adaptive-threads)";
+          << "' (expected canonical, adaptive, adaptive-kv, adaptive-softmax, "
+             "adaptive-threads, plant-unmasked-padding or plant-merge-no-skip)";
       return signalPassFailure();
     }
     if (policy == "adaptive-threads" &&
@@ -217,10 +218,13 @@ struct CanonicalReductionsPass
     }
     SmallVector<ls::PagedAttentionOp> paged;
     getOperation().walk([&](ls::PagedAttentionOp op) { paged.push_back(op); });
-    for (ls::PagedAttentionOp op : paged)
+    for (ls::PagedAttentionOp op : paged) {
+      if (StringRef(policy).starts_with("plant-"))
+        op->setAttr(kPlantAttr, rw.getStringAttr(StringRef(policy).drop_front(6)));
       if (failed(expandAttention<ls::PagedAttentionOp>(rw, op, widths.choose(std::nullopt),
                                                        chunkPagedAttention)))
         return signalPassFailure();
+    }
     SmallVector<Operation *> work;
     getOperation().walk([&](Operation *op) {
       if (op->hasAttr(kChunkRoleAttr))

@@ -1,6 +1,7 @@
 //===- VerifyInvariance.cpp - The lockstep-verify-invariance pass ---------===//
 #include "lockstep/Passes/Passes.h"
 #include "lockstep/Reductions/Chunking.h"
+#include "lockstep/Reductions/PaddedAxes.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
@@ -357,6 +358,10 @@ struct VerifyInvariancePass
       if (!l || l.getNumReductionLoops() == 0)
         return;
       if (mlir::failed(verifyReduction(l)))
+        failed = true;
+    });
+    getOperation().walk([&](func::FuncOp f) {
+      if (mlir::failed(verifyPaddedReductions(f)))
         failed = true;
     });
     if (failed)

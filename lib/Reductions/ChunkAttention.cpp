@@ -218,6 +218,7 @@ struct AttentionParts {
   Value positions;              // paged: [T] i64
   OpFoldResult keyLength;       // paged: MB·BS
   int64_t Hk = 0, Dv = 0;
+  bool plantNoSkip = false;     // a planted violation (see ChunkStats.h)
 };
 
 FailureOr<Value> expandAttention(RewriterBase &rw, Operation *op, AttentionParts &P,
@@ -229,6 +230,7 @@ FailureOr<Value> expandAttention(RewriterBase &rw, Operation *op, AttentionParts
   Type elt = qt.getElementType();
   int64_t H = qt.getDimSize(1), Hk = P.Hk, G = H / Hk, D = qt.getDimSize(3), Dv = P.Dv;
   AttentionBuilder B{{rw, loc, elt, op->getContext()}, G};
+  B.skipMasked = !P.plantNoSkip;
   OpFoldResult batch = tensor::getMixedSize(rw, loc, q, 0),
                sq = tensor::getMixedSize(rw, loc, q, 2),
                sk = paged ? P.keyLength : tensor::getMixedSize(rw, loc, k, 2);
@@ -556,6 +558,13 @@ FailureOr<Value> lockstep::chunkPagedAttention(RewriterBase &rw, ls::PagedAttent
   P.divides = op.getScaleDivides();
   P.zeroEmpty = op.getZeroEmptyRows();
   P.causal = true;
+  // Planted violations for the verifier's tests (--reduction-policy=plant-*):
+  // keys past a token's position left unmasked, or merges that fold chunks
+  // of padding only.
+  if (auto plant = op->getAttrOfType<StringAttr>(kPlantAttr)) {
+    P.causal = plant.getValue() != "unmasked-padding";
+    P.plantNoSkip = plant.getValue() == "merge-no-skip";
+  }
   P.window = (int64_t)op.getWindow().value_or(0);
   if (auto c = op.getSoftcap())
     P.softcap = c->convertToDouble();

@@ -21,6 +21,10 @@ struct StatsBuilder {
   mlir::Location loc;
   mlir::Type elt;
   mlir::MLIRContext *ctx;
+  /// False only for a planted violation (--reduction-policy=plant-merge-no-skip),
+  /// which the verifier must refuse: merge() then folds a chunk of padding
+  /// only like any other.
+  bool skipMasked = true;
 
   mlir::Value cst(mlir::OpBuilder &b, mlir::Location l, double v) {
     return mlir::arith::ConstantOp::create(b, l, elt, b.getFloatAttr(elt, v));
@@ -69,6 +73,8 @@ struct StatsBuilder {
     Weights w = weights(b, l, m, mj);
     mlir::Value nl = blend(b, l, ls, w.alpha, sj, w.beta);
     mlir::Value no = blend(b, l, o, w.alpha, oj, w.beta);
+    if (!skipMasked)
+      return {w.max, nl, no};
     mlir::Value skip = isNegInf(b, l, mj);
     return {mlir::arith::SelectOp::create(b, l, skip, m, w.max),
             mlir::arith::SelectOp::create(b, l, skip, ls, nl),

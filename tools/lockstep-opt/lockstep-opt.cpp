@@ -146,7 +146,10 @@ int importMain(int argc, char **argv) {
                "attention's key chunks (split-KV) chosen so; adaptive-softmax: "
                "only softmax chunks chosen so (with --attention=decomposed); "
                "adaptive-threads: reductions split when the code runs on more "
-               "than one thread"),
+               "than one thread; plant-unmasked-padding, plant-merge-no-skip: "
+               "the ragged step's attention with its padding unmasked, or its "
+               "merges folding chunks of padding, which the verifier must "
+               "refuse (for its tests)"),
       cl::init("canonical"));
   cl::opt<std::string> attention(
       "attention",
@@ -182,10 +185,11 @@ int importMain(int argc, char **argv) {
   }
   if (reductionPolicy != "canonical" && reductionPolicy != "adaptive" &&
       reductionPolicy != "adaptive-kv" && reductionPolicy != "adaptive-softmax" &&
-      reductionPolicy != "adaptive-threads") {
+      reductionPolicy != "adaptive-threads" && reductionPolicy != "plant-unmasked-padding" &&
+      reductionPolicy != "plant-merge-no-skip") {
     errs() << "lockstep-opt: unknown --reduction-policy value '" << reductionPolicy
-           << "' (expected canonical, adaptive, adaptive-kv, adaptive-softmax or "
-              "adaptive-threads)\n";
+           << "' (expected canonical, adaptive, adaptive-kv, adaptive-softmax, "
+              "adaptive-threads, plant-unmasked-padding or plant-merge-no-skip)\n";
     return 2;
   }
   if (reductionPolicy == "adaptive-threads" && StringRef(target.getValue()).starts_with("cuda")) {
@@ -193,7 +197,11 @@ int importMain(int argc, char **argv) {
               "the CPU runtime's thread count)\n";
     return 2;
   }
-  if (reductionPolicy != "canonical")
+  if (StringRef(reductionPolicy).starts_with("plant-"))
+    errs() << "lockstep-opt: warning: --reduction-policy=" << reductionPolicy
+           << " plants a violation in the ragged step's attention (for the verifier's "
+              "tests): the verifier must refuse it\n";
+  else if (reductionPolicy != "canonical")
     errs() << "lockstep-opt: warning: --reduction-policy=" << reductionPolicy
            << " is a negative control: "
            << (reductionPolicy == "adaptive"           ? "reductions split by batch size"

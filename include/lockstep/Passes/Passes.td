@@ -528,7 +528,11 @@ def CanonicalReductions : Pass<"lockstep-canonical-reductions", "mlir::func::Fun
     reduction when the i64 the module's `memref.global
     @lockstep_thread_count` holds (the runtime writes its thread count
     there; the module must declare it) is 2 or more. lockstep-verify-invariance
-    rejects all four.
+    rejects all four. `policy=plant-unmasked-padding` and
+    `policy=plant-merge-no-skip` plant a violation in the ragged step's
+    paged attention (its keys past a token's position unmasked; its merges
+    folding chunks of padding like any other) for the verifier's tests,
+    which must see it refused.
 
     Example: a matmul generic over (m, k, n) with k of dynamic length becomes
     a partial over (m, j, k', n) with k' of extent 64 reading
@@ -537,7 +541,7 @@ def CanonicalReductions : Pass<"lockstep-canonical-reductions", "mlir::func::Fun
   }];
   let options = [
     Option<"policy", "policy", "std::string", /*default=*/"\"canonical\"",
-           "canonical (the contract), or a negative control: adaptive, adaptive-kv, adaptive-softmax, adaptive-threads">,
+           "canonical (the contract), a negative control (adaptive, adaptive-kv, adaptive-softmax, adaptive-threads) or a planted violation (plant-unmasked-padding, plant-merge-no-skip)">,
     Option<"maxChunk", "max-chunk", "int64_t", /*default=*/"256",
            "Largest chunk width for a static length">,
     Option<"minChunk", "min-chunk", "int64_t", /*default=*/"64",

@@ -84,6 +84,11 @@ mlir::FailureOr<mlir::Value> chunkAttention(mlir::RewriterBase &rw,
                                             lockstep::ls::AttentionOp op,
                                             int64_t width);
 
+/// Set on a lockstep.paged_attention by --reduction-policy=plant-unmasked-padding
+/// or plant-merge-no-skip: its expansion then plants that violation, which
+/// lockstep-verify-invariance must refuse (the lit tests of the verifier).
+inline constexpr const char *kPlantAttr = "lockstep.plant";
+
 /// Expands lockstep.paged_attention the same way over a key axis of the
 /// block tables' reach (max_blocks · block_size positions), reading keys and
 /// values from the pools and the new rows in the generics' bodies.
