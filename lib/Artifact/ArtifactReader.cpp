@@ -57,8 +57,10 @@ bool checkHeader(const std::string &what, const uint8_t *p, uint64_t size,
   uint32_t version = get32(p + 8);
   if (version != kArtifactFormatVersion) {
     error = what + ": artifact format version " + std::to_string(version) +
-            ", this runtime reads version " +
-            std::to_string(kArtifactFormatVersion);
+            ", this runtime reads version " + std::to_string(kArtifactFormatVersion) +
+            (version < kArtifactFormatVersion
+                 ? " (made by an older lockstep-opt: compile the model again)"
+                 : " (made by a newer lockstep-opt)");
     return false;
   }
   uint64_t recorded = get64(p + 16);
@@ -87,7 +89,7 @@ bool readSections(const std::string &what, const uint8_t *p, uint64_t size,
     Section s{get32(e), get64(e + 8), get64(e + 16)};
     std::string name = "section " + std::to_string(i);
     if (s.kind < uint32_t(SectionKind::Metadata) ||
-        s.kind > uint32_t(SectionKind::Weights)) {
+        s.kind > uint32_t(SectionKind::Kernels)) {
       error = what + ": " + name + " has unknown kind " + std::to_string(s.kind);
       return false;
     }
@@ -168,7 +170,8 @@ bool resolveWeights(const std::string &what, const ArtifactMeta &meta,
 bool loadArtifactImpl(const std::string &path, MappedFile &file,
                       ArtifactMeta &meta, ByteView &code,
                       std::vector<MappedFile> &externals,
-                      std::vector<ByteView> &weights, std::string &error) {
+                      std::vector<ByteView> &weights, std::vector<KernelText> &kernels,
+                      std::string &error) {
   const std::string what = quoted(path);
   if (!file.open(path, error))
     return false;
@@ -194,6 +197,11 @@ bool loadArtifactImpl(const std::string &path, MappedFile &file,
     return false;
   }
   ByteView weightsSection;
+  if (auto it = sections.find(uint32_t(SectionKind::Kernels)); it != sections.end())
+    if (!parseKernels(p + it->second.offset, it->second.size, kernels, error)) {
+      error = what + ": the kernels section is malformed: " + error;
+      return false;
+    }
   if (auto it = sections.find(uint32_t(SectionKind::Code)); it != sections.end())
     code = {p + it->second.offset, it->second.size};
   if (auto it = sections.find(uint32_t(SectionKind::Weights)); it != sections.end())
@@ -213,9 +221,11 @@ bool lockstep::rt::loadArtifact(const std::string &path, LoadedArtifact &out,
   std::vector<MappedFile> externals;
   std::vector<ByteView> weights;
   try {
-    if (!loadArtifactImpl(path, file, meta, code, externals, weights,
+    std::vector<KernelText> kernels;
+    if (!loadArtifactImpl(path, file, meta, code, externals, weights, kernels,
                           error))
       return false;
+    out.kernels_ = std::move(kernels);
     out.path_ = path;
     out.file_ = std::move(file);
     out.externalFiles_ = std::move(externals);
@@ -227,4 +237,46 @@ bool lockstep::rt::loadArtifact(const std::string &path, LoadedArtifact &out,
     error = quoted(path) + ": out of memory while loading";
     return false;
   }
+}
+
+bool lockstep::rt::parseKernels(const uint8_t *data, uint64_t size,
+                                std::vector<KernelText> &out, std::string &error) {
+  out.clear();
+  if (size == 0)
+    return true;
+  uint64_t at = 0;
+  auto take = [&](int bytes, uint64_t &v) {
+    if (size - at < uint64_t(bytes))
+      return false;
+    v = 0;
+    for (int i = 0; i < bytes; ++i)
+      v |= uint64_t(data[at + i]) << (8 * i);
+    at += bytes;
+    return true;
+  };
+  uint64_t count = 0;
+  if (!take(4, count)) {
+    error = "no kernel count";
+    return false;
+  }
+  for (uint64_t k = 0; k < count; ++k) {
+    uint64_t n = 0, len = 0;
+    if (!take(4, n) || size - at < n) {
+      error = "kernel " + std::to_string(k) + "'s name runs past the section";
+      return false;
+    }
+    std::string name(reinterpret_cast<const char *>(data + at), n);
+    at += n;
+    if (!take(8, len) || len == 0 || size - at < len || data[at + len - 1] != 0) {
+      error = "kernel '" + name + "''s PTX runs past the section or is not NUL-terminated";
+      return false;
+    }
+    out.push_back({name, std::string(reinterpret_cast<const char *>(data + at), len - 1)});
+    at += len;
+  }
+  if (at != size) {
+    error = "trailing bytes after " + std::to_string(count) + " kernels";
+    return false;
+  }
+  return true;
 }

@@ -127,14 +127,14 @@ std::string tempPathFor(const std::string &path) {
 bool writeArtifactImpl(const std::string &path, ArtifactMeta &meta,
                        ByteView code,
                        const std::vector<EmbeddedWeight> &embedded,
-                       std::string &error) {
+                       std::string &error, ByteView kernels) {
   std::vector<const EmbeddedWeight *> order;
   uint64_t weightsSize;
   if (!placeEmbeddedWeights(meta, embedded, order, weightsSize, error) ||
       !validateMeta(meta, error))
     return false;
-  if (!code.data && code.size) {
-    error = "the code section has no data";
+  if ((!code.data && code.size) || (!kernels.data && kernels.size)) {
+    error = "the code or kernels section has no data";
     return false;
   }
   const std::string text = serializeMeta(meta);
@@ -143,20 +143,21 @@ bool writeArtifactImpl(const std::string &path, ArtifactMeta &meta,
   struct Section {
     SectionKind kind;
     uint64_t offset, size;
-  } sections[3] = {{SectionKind::Metadata, 0, text.size()},
+  } sections[4] = {{SectionKind::Metadata, 0, text.size()},
                    {SectionKind::Code, 0, code.size},
-                   {SectionKind::Weights, 0, weightsSize}};
-  uint64_t end = kArtifactHeaderSize + 3 * kArtifactSectionEntrySize;
+                   {SectionKind::Weights, 0, weightsSize},
+                   {SectionKind::Kernels, 0, kernels.size}};
+  uint64_t end = kArtifactHeaderSize + 4 * kArtifactSectionEntrySize;
   for (Section &s : sections) {
     s.offset = alignUp(end);
     end = s.offset + s.size;
   }
-  std::vector<uint8_t> head(kArtifactHeaderSize + 3 * kArtifactSectionEntrySize, 0);
+  std::vector<uint8_t> head(kArtifactHeaderSize + 4 * kArtifactSectionEntrySize, 0);
   std::memcpy(head.data(), kArtifactMagic, 8);
   put32(&head[8], kArtifactFormatVersion);
-  put32(&head[12], 3);
+  put32(&head[12], 4);
   put64(&head[16], end);
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 4; ++i) {
     uint8_t *e = &head[kArtifactHeaderSize + i * kArtifactSectionEntrySize];
     put32(e, uint32_t(sections[i].kind));
     put64(e + 8, sections[i].offset);
@@ -184,6 +185,7 @@ bool writeArtifactImpl(const std::string &path, ArtifactMeta &meta,
            sink.write(order[w]->data, order[w]->size);
       ++w;
     }
+  ok = ok && sink.padTo(sections[3].offset) && sink.write(kernels.data, kernels.size);
   ok = ok && sink.padTo(end);
   // Each step runs only when all before it succeeded; the first failure's
   // errno is kept.
@@ -215,11 +217,28 @@ bool writeArtifactImpl(const std::string &path, ArtifactMeta &meta,
 bool lockstep::rt::writeArtifact(const std::string &path, ArtifactMeta &meta,
                                  ByteView code,
                                  const std::vector<EmbeddedWeight> &embedded,
-                                 std::string &error) {
+                                 std::string &error, ByteView kernels) {
   try {
-    return writeArtifactImpl(path, meta, code, embedded, error);
+    return writeArtifactImpl(path, meta, code, embedded, error, kernels);
   } catch (const std::bad_alloc &) {
     error = "cannot write '" + path + "': out of memory";
     return false;
   }
+}
+
+std::string lockstep::rt::serializeKernels(const std::vector<KernelText> &kernels) {
+  std::string out;
+  auto put = [&](uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i)
+      out.push_back(char((v >> (8 * i)) & 0xff));
+  };
+  put(kernels.size(), 4);
+  for (const KernelText &k : kernels) {
+    put(k.name.size(), 4);
+    out += k.name;
+    put(k.ptx.size() + 1, 8);
+    out += k.ptx;
+    out.push_back('\0');
+  }
+  return out;
 }

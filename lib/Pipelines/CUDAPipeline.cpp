@@ -55,6 +55,7 @@ mlir::LogicalResult lockstep::buildCUDACodegenPipeline(mlir::OpPassManager &pm,
       "gpu.module(expand-strided-metadata, lower-affine, convert-scf-to-cf,"
       " convert-gpu-to-nvvm, canonicalize, cse),"
       "reconcile-unrealized-casts, gpu-module-to-binary{format=isa}, lockstep-ptx-gate,"
+      " lockstep-kernels-to-section,"
       "expand-strided-metadata, lower-affine, convert-scf-to-cf,"
       "finalize-memref-to-llvm, convert-arith-to-llvm, convert-index-to-llvm,"
       "convert-cf-to-llvm, gpu-to-llvm, convert-func-to-llvm, reconcile-unrealized-casts,"
@@ -65,6 +66,12 @@ mlir::LogicalResult lockstep::buildCUDACodegenPipeline(mlir::OpPassManager &pm,
 std::vector<std::pair<std::string, std::string>>
 lockstep::kernelPTX(mlir::ModuleOp module) {
   std::vector<std::pair<std::string, std::string>> out;
+  // After lockstep-kernels-to-section the PTX is in the module's dictionary.
+  if (auto kernels = module->getAttrOfType<mlir::DictionaryAttr>("lockstep.kernels")) {
+    for (mlir::NamedAttribute k : kernels)
+      out.push_back({k.getName().str(), llvm::cast<mlir::StringAttr>(k.getValue()).str()});
+    return out;
+  }
   module.walk([&](mlir::gpu::BinaryOp bin) {
     for (mlir::Attribute a : bin.getObjects())
       if (auto obj = llvm::dyn_cast<mlir::gpu::ObjectAttr>(a))

@@ -157,8 +157,16 @@ LogicalResult lockstep::emitCPUArtifact(ModuleOp module, const std::string &path
   std::string error;
   if (!emitSharedObject(module, so, error))
     return module.emitError(error);
-  if (!rt::writeArtifact(path, meta, rt::ByteView{so.data(), so.size()},
-                         embedded, error))
+  std::string kernels;
+  if (cuda) {
+    std::vector<rt::KernelText> list;
+    for (auto &[name, ptx] : kernelPTX(module))
+      list.push_back({name, ptx});
+    kernels = rt::serializeKernels(list);
+  }
+  if (!rt::writeArtifact(path, meta, rt::ByteView{so.data(), so.size()}, embedded, error,
+                         rt::ByteView{reinterpret_cast<const uint8_t *>(kernels.data()),
+                                      kernels.size()}))
     return module.emitError(error);
   return success();
 }

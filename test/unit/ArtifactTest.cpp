@@ -158,10 +158,39 @@ TEST(Artifact, RefusesWrongMagicAndVersion) {
 
   path = writeTestEntryArtifact(dir, kCode);
   std::vector<uint8_t> b = readFile(path);
-  b[8] = 2; // a future format, checksum and all
+  b[8] = 3; // a future format, checksum and all
   fixChecksum(b);
   writeFile(path, b);
-  expectRefused(path, "artifact format version 2, this runtime reads version 1");
+  expectRefused(path, "artifact format version 3, this runtime reads version 2 (made by a "
+                      "newer lockstep-opt)");
+  b[8] = 1; // format 1, whose CUDA artifacts embedded their PTX in the code
+  fixChecksum(b);
+  writeFile(path, b);
+  expectRefused(path, "artifact format version 1, this runtime reads version 2 (made by an "
+                      "older lockstep-opt: compile the model again)");
+}
+
+TEST(Artifact, KernelsSectionRoundTripsAndRefusesDamage) {
+  std::vector<KernelText> in = {{"main_kernel", "// ptx one\n"}, {"main_kernel_0", ""}};
+  std::string bytes = serializeKernels(in);
+  std::vector<KernelText> out;
+  std::string error;
+  ASSERT_TRUE(parseKernels(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size(), out,
+                           error))
+      << error;
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].name, "main_kernel");
+  EXPECT_EQ(out[0].ptx, "// ptx one\n");
+  EXPECT_EQ(out[1].ptx, "");
+  // Every truncation is refused, never read past.
+  for (size_t n = 1; n < bytes.size(); ++n)
+    EXPECT_FALSE(parseKernels(reinterpret_cast<const uint8_t *>(bytes.data()), n, out, error))
+        << n;
+  std::string bad = bytes;
+  bad[bad.size() - 1] = 'x'; // the last PTX not NUL-terminated
+  EXPECT_FALSE(parseKernels(reinterpret_cast<const uint8_t *>(bad.data()), bad.size(), out,
+                            error));
+  EXPECT_NE(error.find("not NUL-terminated"), std::string::npos) << error;
 }
 
 TEST(Artifact, RefusesBadSectionTables) {

@@ -23,6 +23,11 @@
 //      lockstep_entry (see lockstep/Runtime/Backend/Cpu/CpuBackend.h)
 //   3  weights: the embedded weights, each at a 64-byte aligned offset within
 //      the section (so that each is 64-byte aligned in memory once mapped)
+//   4  kernels (format 2; a CUDA artifact's, empty for a CPU one): u32 count,
+//      then per kernel module u32 name length, the name, u64 PTX length and
+//      the PTX (NUL-terminated). The code section's host object names each
+//      module it loads ("lockstep-kernel:NAME"); the runtime's CUDA backend
+//      finds its PTX here.
 //
 // The checksum covers everything, so a flipped bit anywhere is caught at load
 // time. External weights are referenced by absolute path, byte range and
@@ -42,14 +47,27 @@
 
 namespace lockstep::rt {
 
-inline constexpr uint32_t kArtifactFormatVersion = 1;
+/// 2: the kernels section (format 1 embedded the PTX in the code section).
+inline constexpr uint32_t kArtifactFormatVersion = 2;
 inline constexpr uint32_t kMaxArtifactSections = 64;
 inline constexpr uint64_t kArtifactHeaderSize = 64;
 inline constexpr uint64_t kArtifactSectionEntrySize = 24;
 inline constexpr uint64_t kArtifactAlignment = 64;
 inline constexpr uint8_t kArtifactMagic[8] = {0x89, 'L',  'S',  'A',
                                               0x0d, 0x0a, 0x1a, 0x0a};
-enum class SectionKind : uint32_t { Metadata = 1, Code = 2, Weights = 3 };
+enum class SectionKind : uint32_t { Metadata = 1, Code = 2, Weights = 3, Kernels = 4 };
+
+/// A kernel module of the kernels section.
+struct KernelText {
+  std::string name, ptx; // ptx without its terminating NUL
+};
+/// The bytes of the kernels section holding `kernels`.
+std::string serializeKernels(const std::vector<KernelText> &kernels);
+/// Parses a kernels section; false with `error` on malformed bytes.
+bool parseKernels(const uint8_t *data, uint64_t size, std::vector<KernelText> &out,
+                  std::string &error);
+/// The prefix of a kernel module's name in a CUDA artifact's host object.
+inline constexpr const char *kKernelKeyPrefix = "lockstep-kernel:";
 
 /// A borrowed byte range.
 struct ByteView {
@@ -74,7 +92,7 @@ struct EmbeddedWeight {
 /// leaves no partial artifact. On failure returns false and sets `error`.
 bool writeArtifact(const std::string &path, ArtifactMeta &meta, ByteView code,
                    const std::vector<EmbeddedWeight> &embedded,
-                   std::string &error);
+                   std::string &error, ByteView kernels = {});
 
 /// A loaded artifact: the file mapped read-only, its metadata parsed, and
 /// every weight resolved to bytes in memory. Movable; pointers from code()
@@ -89,6 +107,8 @@ public:
   /// point into the artifact's mapping, external ones into their file's. Read
   /// only: the mappings are not writable.
   ByteView weight(size_t i) const { return weights_[i]; }
+  /// The kernel modules of the kernels section (empty for a CPU artifact).
+  const std::vector<KernelText> &kernels() const { return kernels_; }
 
 private:
   friend bool loadArtifact(const std::string &, LoadedArtifact &, std::string &);
@@ -98,6 +118,7 @@ private:
   ArtifactMeta meta_;
   ByteView code_;
   std::vector<ByteView> weights_;
+  std::vector<KernelText> kernels_;
 };
 
 /// Maps and verifies the artifact at `path`: magic, format version, size,

@@ -446,6 +446,27 @@ def GPUExactMath : Pass<"lockstep-gpu-exact-math", "mlir::gpu::GPUModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def KernelsToSection : Pass<"lockstep-kernels-to-section", "mlir::ModuleOp"> {
+  let summary = "Move every kernel module's PTX out of the host code, into the artifact's kernels section";
+  let description = [{
+    Runs after lockstep-ptx-gate, before gpu-to-llvm embeds the binaries in
+    the host code. Each `gpu.binary`'s PTX is recorded in the module's
+    `lockstep.kernels` dictionary (binary name to PTX), which the artifact
+    emitter writes as the kernels section, and the object the host code
+    embeds becomes the NUL-terminated key `lockstep-kernel:NAME`: the host
+    object only names the modules it loads, and the runtime's CUDA backend
+    finds their PTX in the section.
+
+    Example: `gpu.binary @main_kernel [#gpu.object<#nvvm.target, assembly = "//
+    PTX...">]` becomes `gpu.binary @main_kernel [#gpu.object<#nvvm.target,
+    assembly = "lockstep-kernel:main_kernel\00">]` and the module gets
+    `lockstep.kernels = {main_kernel = "// PTX..."}`.
+  }];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "kernel modules moved to the section">
+  ];
+}
+
 def PTXGate : Pass<"lockstep-ptx-gate", "mlir::ModuleOp"> {
   let summary = "Fail compilation where a kernel's PTX could differ from the CPU's bits";
   let description = [{

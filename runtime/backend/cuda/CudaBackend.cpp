@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
 
 using namespace lockstep::rt;
@@ -16,8 +17,17 @@ using namespace lockstep::rt;
 namespace {
 
 /// A module registered by an object's constructor, loaded at its first use.
+/// A CUDA artifact's kernel modules by name (its kernels section), kept for
+/// the process's life: the host object's modules point to it.
+using KernelTable = std::unordered_map<std::string, std::string>;
+
+/// The table of the artifact whose host object is being loaded: its
+/// constructors register its modules (mgpuModuleLoadJIT) inside dlopen.
+thread_local const KernelTable *loadingKernels = nullptr;
+
 struct LazyModule {
-  const char *ptx = nullptr;
+  const char *ptx = nullptr; // "lockstep-kernel:NAME"
+  const KernelTable *table = nullptr;
   int index = 0; // in registration order, for the profile
   CUmodule module = nullptr;
   std::unordered_map<const char *, CUfunction> functions; // by name pointer
@@ -63,6 +73,7 @@ extern "C" {
 __attribute__((visibility("default"))) void *mgpuModuleLoadJIT(void *data, int) {
   auto *m = new LazyModule;
   m->ptx = static_cast<const char *>(data);
+  m->table = loadingKernels;
   m->index = modulesRegistered++;
   return m;
 }
@@ -97,8 +108,20 @@ __attribute__((visibility("default"))) void *mgpuModuleGetFunction(void *module,
       record(error);
       return nullptr;
     }
+    // The host object names its module; the PTX is in the kernels section.
+    std::string_view key(m->ptx);
+    const std::string *ptx = nullptr;
+    if (m->table && key.substr(0, std::strlen(kKernelKeyPrefix)) == kKernelKeyPrefix)
+      if (auto it = m->table->find(std::string(key.substr(std::strlen(kKernelKeyPrefix))));
+          it != m->table->end())
+        ptx = &it->second;
+    if (!ptx) {
+      record("kernel module '" + std::string(key.substr(0, 80)) +
+             "' is not in the artifact's kernels section");
+      return nullptr;
+    }
     auto t0 = cuda_profile::Clock::now();
-    if (CUresult r = d->cuModuleLoadData(&m->module, m->ptx)) {
+    if (CUresult r = d->cuModuleLoadData(&m->module, ptx->c_str())) {
       record(d->describe(r, "loading a kernel module (cuModuleLoadData)"));
       return nullptr;
     }
@@ -246,9 +269,19 @@ bool lockstep::rt::loadCudaModule(const LoadedArtifact &artifact, CpuModule &out
       return false;
     }
   }
+  if (artifact.meta().target == kCudaTarget && artifact.kernels().empty()) {
+    error = quoted(artifact.path()) + " is compiled for cuda but has no kernels";
+    return false;
+  }
   if (!d->makeCurrent(error))
     return false;
-  if (!loadCpuModule(artifact.code(), out, error)) {
+  auto *table = new KernelTable; // kept: the modules registered below point to it
+  for (const KernelText &k : artifact.kernels())
+    (*table)[k.name] = k.ptx;
+  loadingKernels = table;
+  bool loaded = loadCpuModule(artifact.code(), out, error);
+  loadingKernels = nullptr;
+  if (!loaded) {
     error = quoted(artifact.path()) + ": " + error;
     return false;
   }
