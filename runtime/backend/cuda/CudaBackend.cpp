@@ -8,9 +8,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 using namespace lockstep::rt;
 
@@ -24,6 +26,9 @@ using KernelTable = std::unordered_map<std::string, std::string>;
 /// The table of the artifact whose host object is being loaded: its
 /// constructors register its modules (mgpuModuleLoadJIT) inside dlopen.
 thread_local const KernelTable *loadingKernels = nullptr;
+
+/// Every table made, owned here (freed at exit, after the modules).
+std::vector<std::unique_ptr<KernelTable>> kernelTables;
 
 struct LazyModule {
   const char *ptx = nullptr; // "lockstep-kernel:NAME"
@@ -275,7 +280,11 @@ bool lockstep::rt::loadCudaModule(const LoadedArtifact &artifact, CpuModule &out
   }
   if (!d->makeCurrent(error))
     return false;
-  auto *table = new KernelTable; // kept: the modules registered below point to it
+  KernelTable *table; // kept: the modules registered below point to it
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    table = kernelTables.emplace_back(std::make_unique<KernelTable>()).get();
+  }
   for (const KernelText &k : artifact.kernels())
     (*table)[k.name] = k.ptx;
   loadingKernels = table;
