@@ -149,10 +149,39 @@ std::string lockstep::rt::dtypeToNpy(const std::string &dtype) {
   return d ? d->npy : "";
 }
 
+std::vector<std::string> lockstep::rt::targetsOf(const ArtifactMeta &meta) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= meta.target.size()) {
+    size_t comma = meta.target.find(',', at);
+    if (comma == std::string::npos)
+      comma = meta.target.size();
+    out.push_back(meta.target.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return out;
+}
+
+bool lockstep::rt::hasTarget(const ArtifactMeta &meta, const std::string &target) {
+  for (const std::string &t : targetsOf(meta))
+    if (t == target)
+      return true;
+  return false;
+}
+
 bool lockstep::rt::validateMeta(const ArtifactMeta &meta, std::string &error) {
   if (meta.target.empty()) {
     error = "the artifact names no target";
     return false;
+  }
+  {
+    std::set<std::string> seen;
+    for (const std::string &t : targetsOf(meta))
+      if (t.empty() || !seen.insert(t).second) {
+        error = "the artifact's targets " + quoted(meta.target) +
+                (t.empty() ? " have an empty one" : " repeat " + quoted(t));
+        return false;
+      }
   }
   std::set<std::string> derivable = derivableSymbols(meta);
   if (!checkTensors(meta.inputs, "input", derivable, error) ||

@@ -89,7 +89,7 @@ bool readSections(const std::string &what, const uint8_t *p, uint64_t size,
     Section s{get32(e), get64(e + 8), get64(e + 16)};
     std::string name = "section " + std::to_string(i);
     if (s.kind < uint32_t(SectionKind::Metadata) ||
-        s.kind > uint32_t(SectionKind::Kernels)) {
+        s.kind > uint32_t(SectionKind::LaunchPlan)) {
       error = what + ": " + name + " has unknown kind " + std::to_string(s.kind);
       return false;
     }
@@ -167,11 +167,46 @@ bool resolveWeights(const std::string &what, const ArtifactMeta &meta,
   return true;
 }
 
+/// The sections of code an artifact holds, by target.
+struct CodeParts {
+  ByteView cpu, cuda;
+  std::vector<KernelText> kernels;
+  std::vector<KernelLaunch> plan;
+};
+
+/// Each target the metadata names is known and has its code; no code is
+/// there without its target.
+bool checkTargets(const std::string &what, const ArtifactMeta &meta, const CodeParts &code,
+                  std::string &error) {
+  std::vector<std::string> targets = targetsOf(meta);
+  for (const std::string &t : targets)
+    if (t != kCpuTarget && t != kCudaTarget) {
+      error = what + " names the unknown target " + quoted(t);
+      return false;
+    }
+  auto named = [&](const char *t) { return hasTarget(meta, t); };
+  struct {
+    const char *target;
+    bool present;
+    const char *section;
+  } parts[] = {{kCpuTarget, code.cpu.size > 0, "CPU code"},
+               {kCudaTarget, code.cuda.size > 0, "CUDA host code"},
+               {kCudaTarget, !code.kernels.empty(), "kernels"},
+               {kCudaTarget, !code.plan.empty(), "launch plan"}};
+  for (const auto &part : parts)
+    if (named(part.target) != part.present) {
+      error = what + (part.present ? " has " : " has no ") + part.section +
+              (part.present ? " but does not name target " : " for its target ") +
+              quoted(part.target);
+      return false;
+    }
+  return true;
+}
+
 bool loadArtifactImpl(const std::string &path, MappedFile &file,
-                      ArtifactMeta &meta, ByteView &code,
+                      ArtifactMeta &meta, CodeParts &code,
                       std::vector<MappedFile> &externals,
-                      std::vector<ByteView> &weights, std::vector<KernelText> &kernels,
-                      std::string &error) {
+                      std::vector<ByteView> &weights, std::string &error) {
   const std::string what = quoted(path);
   if (!file.open(path, error))
     return false;
@@ -197,13 +232,23 @@ bool loadArtifactImpl(const std::string &path, MappedFile &file,
     return false;
   }
   ByteView weightsSection;
-  if (auto it = sections.find(uint32_t(SectionKind::Kernels)); it != sections.end())
-    if (!parseKernels(p + it->second.offset, it->second.size, kernels, error)) {
-      error = what + ": the kernels section is malformed: " + error;
-      return false;
-    }
-  if (auto it = sections.find(uint32_t(SectionKind::Code)); it != sections.end())
-    code = {p + it->second.offset, it->second.size};
+  auto bytes = [&](SectionKind kind) {
+    auto it = sections.find(uint32_t(kind));
+    return it == sections.end() ? ByteView{} : ByteView{p + it->second.offset, it->second.size};
+  };
+  ByteView kernels = bytes(SectionKind::Kernels), plan = bytes(SectionKind::LaunchPlan);
+  if (!parseKernels(kernels.data, kernels.size, code.kernels, error)) {
+    error = what + ": the kernels section is malformed: " + error;
+    return false;
+  }
+  if (!parseLaunchPlan(plan.data, plan.size, code.plan, error)) {
+    error = what + ": the launch plan is malformed: " + error;
+    return false;
+  }
+  code.cpu = bytes(SectionKind::Code);
+  code.cuda = bytes(SectionKind::CudaCode);
+  if (!checkTargets(what, meta, code, error))
+    return false;
   if (auto it = sections.find(uint32_t(SectionKind::Weights)); it != sections.end())
     weightsSection = {p + it->second.offset, it->second.size};
   return resolveWeights(what, meta, weightsSection, externals, weights, error);
@@ -217,20 +262,20 @@ bool lockstep::rt::loadArtifact(const std::string &path, LoadedArtifact &out,
   // load leaves `out` as it was.
   MappedFile file;
   ArtifactMeta meta;
-  ByteView code;
+  CodeParts code;
   std::vector<MappedFile> externals;
   std::vector<ByteView> weights;
   try {
-    std::vector<KernelText> kernels;
-    if (!loadArtifactImpl(path, file, meta, code, externals, weights, kernels,
-                          error))
+    if (!loadArtifactImpl(path, file, meta, code, externals, weights, error))
       return false;
-    out.kernels_ = std::move(kernels);
+    out.kernels_ = std::move(code.kernels);
+    out.launchPlan_ = std::move(code.plan);
+    out.cudaCode_ = code.cuda;
     out.path_ = path;
     out.file_ = std::move(file);
     out.externalFiles_ = std::move(externals);
     out.meta_ = std::move(meta);
-    out.code_ = code;
+    out.code_ = code.cpu;
     out.weights_ = std::move(weights);
     return true;
   } catch (const std::bad_alloc &) {
@@ -239,44 +284,3 @@ bool lockstep::rt::loadArtifact(const std::string &path, LoadedArtifact &out,
   }
 }
 
-bool lockstep::rt::parseKernels(const uint8_t *data, uint64_t size,
-                                std::vector<KernelText> &out, std::string &error) {
-  out.clear();
-  if (size == 0)
-    return true;
-  uint64_t at = 0;
-  auto take = [&](int bytes, uint64_t &v) {
-    if (size - at < uint64_t(bytes))
-      return false;
-    v = 0;
-    for (int i = 0; i < bytes; ++i)
-      v |= uint64_t(data[at + i]) << (8 * i);
-    at += bytes;
-    return true;
-  };
-  uint64_t count = 0;
-  if (!take(4, count)) {
-    error = "no kernel count";
-    return false;
-  }
-  for (uint64_t k = 0; k < count; ++k) {
-    uint64_t n = 0, len = 0;
-    if (!take(4, n) || size - at < n) {
-      error = "kernel " + std::to_string(k) + "'s name runs past the section";
-      return false;
-    }
-    std::string name(reinterpret_cast<const char *>(data + at), n);
-    at += n;
-    if (!take(8, len) || len == 0 || size - at < len || data[at + len - 1] != 0) {
-      error = "kernel '" + name + "''s PTX runs past the section or is not NUL-terminated";
-      return false;
-    }
-    out.push_back({name, std::string(reinterpret_cast<const char *>(data + at), len - 1)});
-    at += len;
-  }
-  if (at != size) {
-    error = "trailing bytes after " + std::to_string(count) + " kernels";
-    return false;
-  }
-  return true;
-}

@@ -125,39 +125,45 @@ std::string tempPathFor(const std::string &path) {
 }
 
 bool writeArtifactImpl(const std::string &path, ArtifactMeta &meta,
-                       ByteView code,
-                       const std::vector<EmbeddedWeight> &embedded,
-                       std::string &error, ByteView kernels) {
+                       const ArtifactCode &code,
+                       const std::vector<EmbeddedWeight> &embedded, std::string &error) {
   std::vector<const EmbeddedWeight *> order;
   uint64_t weightsSize;
   if (!placeEmbeddedWeights(meta, embedded, order, weightsSize, error) ||
       !validateMeta(meta, error))
     return false;
-  if ((!code.data && code.size) || (!kernels.data && kernels.size)) {
-    error = "the code or kernels section has no data";
-    return false;
-  }
+  for (ByteView b : {code.cpu, code.cuda, code.kernels, code.launchPlan})
+    if (!b.data && b.size) {
+      error = "a code section has no data";
+      return false;
+    }
   const std::string text = serializeMeta(meta);
 
-  // Layout: header, table, then metadata, code and weights, each aligned.
+  // Layout: header, table, then metadata, code, weights, kernels, CUDA host
+  // code and launch plan, each aligned.
+  constexpr int kSections = 6;
   struct Section {
     SectionKind kind;
     uint64_t offset, size;
-  } sections[4] = {{SectionKind::Metadata, 0, text.size()},
-                   {SectionKind::Code, 0, code.size},
-                   {SectionKind::Weights, 0, weightsSize},
-                   {SectionKind::Kernels, 0, kernels.size}};
-  uint64_t end = kArtifactHeaderSize + 4 * kArtifactSectionEntrySize;
+    ByteView bytes; // all but the metadata and weights
+  } sections[kSections] = {
+      {SectionKind::Metadata, 0, text.size(), {}},
+      {SectionKind::Code, 0, code.cpu.size, code.cpu},
+      {SectionKind::Weights, 0, weightsSize, {}},
+      {SectionKind::Kernels, 0, code.kernels.size, code.kernels},
+      {SectionKind::CudaCode, 0, code.cuda.size, code.cuda},
+      {SectionKind::LaunchPlan, 0, code.launchPlan.size, code.launchPlan}};
+  uint64_t end = kArtifactHeaderSize + kSections * kArtifactSectionEntrySize;
   for (Section &s : sections) {
     s.offset = alignUp(end);
     end = s.offset + s.size;
   }
-  std::vector<uint8_t> head(kArtifactHeaderSize + 4 * kArtifactSectionEntrySize, 0);
+  std::vector<uint8_t> head(kArtifactHeaderSize + kSections * kArtifactSectionEntrySize, 0);
   std::memcpy(head.data(), kArtifactMagic, 8);
   put32(&head[8], kArtifactFormatVersion);
-  put32(&head[12], 4);
+  put32(&head[12], kSections);
   put64(&head[16], end);
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < kSections; ++i) {
     uint8_t *e = &head[kArtifactHeaderSize + i * kArtifactSectionEntrySize];
     put32(e, uint32_t(sections[i].kind));
     put64(e + 8, sections[i].offset);
@@ -178,14 +184,16 @@ bool writeArtifactImpl(const std::string &path, ArtifactMeta &meta,
             sink.padTo(sections[0].offset) &&
             sink.write(text.data(), text.size()) &&
             sink.padTo(sections[1].offset) &&
-            sink.write(code.data, code.size);
+            sink.write(code.cpu.data, code.cpu.size);
   for (size_t i = 0, w = 0; ok && i < meta.weights.size(); ++i)
     if (meta.weights[i].embedded) {
       ok = sink.padTo(sections[2].offset + meta.weights[i].offset) &&
            sink.write(order[w]->data, order[w]->size);
       ++w;
     }
-  ok = ok && sink.padTo(sections[3].offset) && sink.write(kernels.data, kernels.size);
+  for (int i = 3; i < kSections; ++i)
+    ok = ok && sink.padTo(sections[i].offset) &&
+         sink.write(sections[i].bytes.data, sections[i].bytes.size);
   ok = ok && sink.padTo(end);
   // Each step runs only when all before it succeeded; the first failure's
   // errno is kept.
@@ -215,30 +223,14 @@ bool writeArtifactImpl(const std::string &path, ArtifactMeta &meta,
 } // namespace
 
 bool lockstep::rt::writeArtifact(const std::string &path, ArtifactMeta &meta,
-                                 ByteView code,
+                                 const ArtifactCode &code,
                                  const std::vector<EmbeddedWeight> &embedded,
-                                 std::string &error, ByteView kernels) {
+                                 std::string &error) {
   try {
-    return writeArtifactImpl(path, meta, code, embedded, error, kernels);
+    return writeArtifactImpl(path, meta, code, embedded, error);
   } catch (const std::bad_alloc &) {
     error = "cannot write '" + path + "': out of memory";
     return false;
   }
 }
 
-std::string lockstep::rt::serializeKernels(const std::vector<KernelText> &kernels) {
-  std::string out;
-  auto put = [&](uint64_t v, int bytes) {
-    for (int i = 0; i < bytes; ++i)
-      out.push_back(char((v >> (8 * i)) & 0xff));
-  };
-  put(kernels.size(), 4);
-  for (const KernelText &k : kernels) {
-    put(k.name.size(), 4);
-    out += k.name;
-    put(k.ptx.size() + 1, 8);
-    out += k.ptx;
-    out.push_back('\0');
-  }
-  return out;
-}

@@ -10,27 +10,42 @@
 
 bool lockstep::parseTarget(const std::string &text, CodegenOptions &options,
                            std::string &error) {
-  llvm::StringRef t(text);
-  if (t == "cpu") {
-    options.target = "cpu";
-    return true;
-  }
-  if (t == "cuda" || t.starts_with("cuda:")) {
-    options.target = "cuda";
-    options.chip = kDefaultCudaChip;
+  llvm::SmallVector<llvm::StringRef> parts;
+  llvm::StringRef(text).split(parts, ',');
+  bool cpu = false, cuda = false;
+  options.chip = kDefaultCudaChip;
+  for (llvm::StringRef t : parts) {
+    bool &seen = t == "cpu" ? cpu : cuda;
+    if (t != "cpu" && t != "cuda" && !t.starts_with("cuda:")) {
+      error = "unknown --target '" + t.str() +
+              "' (expected cpu, cuda, cuda:sm_NN, or cpu,cuda for both in one artifact)";
+      return false;
+    }
+    if (seen) {
+      error = "--target names " + std::string(t == "cpu" ? "cpu" : "cuda") + " twice";
+      return false;
+    }
+    seen = true;
     if (t.consume_front("cuda:")) {
       unsigned sm = 0;
+      std::string chip = t.str();
       if (!t.consume_front("sm_") || t.getAsInteger(10, sm) || sm < 50 || sm > 200) {
-        error = "--target=cuda:CHIP takes a chip such as sm_80 or sm_90, not '" +
-                text.substr(5) + "'";
+        error = "--target=cuda:CHIP takes a chip such as sm_80 or sm_90, not '" + chip + "'";
         return false;
       }
       options.chip = "sm_" + std::to_string(sm);
     }
-    return true;
   }
-  error = "unknown --target '" + text + "' (expected cpu, cuda or cuda:sm_NN)";
-  return false;
+  options.target = cpu && cuda ? "cpu,cuda" : cpu ? "cpu" : "cuda";
+  return true;
+}
+
+bool lockstep::targetsCpu(const CodegenOptions &options) {
+  return options.target == "cpu" || options.target == "cpu,cuda";
+}
+
+bool lockstep::targetsCuda(const CodegenOptions &options) {
+  return options.target == "cuda" || options.target == "cpu,cuda";
 }
 
 mlir::LogicalResult lockstep::buildCUDACodegenPipeline(mlir::OpPassManager &pm,
@@ -55,7 +70,7 @@ mlir::LogicalResult lockstep::buildCUDACodegenPipeline(mlir::OpPassManager &pm,
       "gpu.module(expand-strided-metadata, lower-affine, convert-scf-to-cf,"
       " convert-gpu-to-nvvm, canonicalize, cse),"
       "reconcile-unrealized-casts, gpu-module-to-binary{format=isa}, lockstep-ptx-gate,"
-      " lockstep-kernels-to-section,"
+      " lockstep-kernels-to-section, lockstep-launch-plan,"
       "expand-strided-metadata, lower-affine, convert-scf-to-cf,"
       "finalize-memref-to-llvm, convert-arith-to-llvm, convert-index-to-llvm,"
       "convert-cf-to-llvm, gpu-to-llvm, convert-func-to-llvm, reconcile-unrealized-casts,"

@@ -58,17 +58,44 @@ FailureOr<rt::TensorSpec> specOf(Location loc, StringRef name, Type type) {
   return s;
 }
 
+rt::ByteView bytesOf(const std::vector<uint8_t> &v) { return {v.data(), v.size()}; }
+rt::ByteView bytesOf(const std::string &s) {
+  return {reinterpret_cast<const uint8_t *>(s.data()), s.size()};
+}
+
+/// The module's `lockstep.launch_plan` (lockstep-launch-plan).
+std::vector<rt::KernelLaunch> launchPlanOf(ModuleOp module) {
+  std::vector<rt::KernelLaunch> plan;
+  auto list = module->getAttrOfType<ArrayAttr>("lockstep.launch_plan");
+  for (Attribute a : list ? list.getValue() : ArrayRef<Attribute>()) {
+    auto d = cast<DictionaryAttr>(a);
+    rt::KernelLaunch l;
+    l.module = d.getAs<StringAttr>("module").str();
+    l.function = d.getAs<StringAttr>("function").str();
+    for (int i = 0; i < 3; ++i) {
+      l.grid[i] = d.getAs<DenseI64ArrayAttr>("grid")[i];
+      l.block[i] = d.getAs<DenseI64ArrayAttr>("block")[i];
+    }
+    l.sharedBytes = d.getAs<IntegerAttr>("smem").getInt();
+    l.node = d.getAs<StringAttr>("node").str();
+    plan.push_back(std::move(l));
+  }
+  return plan;
+}
+
 } // namespace
 
-LogicalResult lockstep::emitCPUArtifact(ModuleOp module, const std::string &path,
+LogicalResult lockstep::emitArtifact(ModuleOp module, const std::string &path,
                                         const ArtifactOptions &options) {
   auto func = module.lookupSymbol<func::FuncOp>("main");
   if (!func)
     return module.emitError("no main function");
   rt::ArtifactMeta meta;
   meta.producer = options.producer;
-  bool cuda = options.codegen.target == "cuda";
-  meta.target = cuda ? rt::kCudaTarget : rt::kCpuTarget;
+  const bool cpu = targetsCpu(options.codegen), cuda = targetsCuda(options.codegen);
+  meta.target = cpu && cuda ? std::string(rt::kCpuTarget) + "," + rt::kCudaTarget
+                : cuda      ? rt::kCudaTarget
+                            : rt::kCpuTarget;
   meta.properties.push_back({"cpu_level", kCpuLevel});
   if (cuda)
     meta.properties.push_back({"cuda.chip", options.codegen.chip});
@@ -148,25 +175,37 @@ LogicalResult lockstep::emitCPUArtifact(ModuleOp module, const std::string &path
     meta.weights.push_back(ws);
   }
 
-  PassManager pm(module.getContext());
-  if (failed(cuda ? buildCUDACodegenPipeline(pm, options.codegen)
-                  : buildCPUCodegenPipeline(pm, options.codegen)) ||
-      failed(pm.run(module)))
-    return failure();
-  std::vector<uint8_t> so;
-  std::string error;
-  if (!emitSharedObject(module, so, error))
-    return module.emitError(error);
-  std::string kernels;
+  // Each target's code from its own copy of the serving form: the weights
+  // are the same arguments, in the same order, for both.
+  rt::ArtifactCode code;
+  std::vector<uint8_t> cpuObject, cudaObject;
+  std::string kernels, plan, error;
   if (cuda) {
+    OwningOpRef<ModuleOp> copy = cpu ? module.clone() : OwningOpRef<ModuleOp>();
+    ModuleOp m = cpu ? *copy : module;
+    PassManager pm(m.getContext());
+    if (failed(buildCUDACodegenPipeline(pm, options.codegen)) || failed(pm.run(m)))
+      return failure();
+    if (!emitSharedObject(m, cudaObject, error))
+      return m.emitError(error);
     std::vector<rt::KernelText> list;
-    for (auto &[name, ptx] : kernelPTX(module))
+    for (auto &[name, ptx] : kernelPTX(m))
       list.push_back({name, ptx});
     kernels = rt::serializeKernels(list);
+    plan = rt::serializeLaunchPlan(launchPlanOf(m));
+    code.cuda = bytesOf(cudaObject);
+    code.kernels = bytesOf(kernels);
+    code.launchPlan = bytesOf(plan);
   }
-  if (!rt::writeArtifact(path, meta, rt::ByteView{so.data(), so.size()}, embedded, error,
-                         rt::ByteView{reinterpret_cast<const uint8_t *>(kernels.data()),
-                                      kernels.size()}))
+  if (cpu) {
+    PassManager pm(module.getContext());
+    if (failed(buildCPUCodegenPipeline(pm, options.codegen)) || failed(pm.run(module)))
+      return failure();
+    if (!emitSharedObject(module, cpuObject, error))
+      return module.emitError(error);
+    code.cpu = bytesOf(cpuObject);
+  }
+  if (!rt::writeArtifact(path, meta, code, embedded, error))
     return module.emitError(error);
   return success();
 }

@@ -91,7 +91,7 @@ TEST(Artifact, OddNamesRoundTrip) {
   }
   meta.inputs.push_back({"scalar", "i8", {}});
   std::string path = dir + "/odd.lsa", error;
-  ASSERT_TRUE(writeArtifact(path, meta, {}, {}, error)) << error;
+  ASSERT_TRUE(writeArtifact(path, meta, {{kCode.data(), kCode.size()}}, {}, error)) << error;
   LoadedArtifact a;
   ASSERT_TRUE(loadArtifact(path, a, error)) << error;
   ASSERT_EQ(a.meta().inputs.size(), meta.inputs.size());
@@ -102,7 +102,7 @@ TEST(Artifact, OddNamesRoundTrip) {
   }
   EXPECT_EQ(a.meta().producer, meta.producer);
   EXPECT_TRUE(a.meta().inputs.back().dims.empty());
-  EXPECT_EQ(a.code().size, 0u);
+  EXPECT_EQ(a.code().size, kCode.size());
 }
 
 TEST(Artifact, RefusesTruncation) {
@@ -158,16 +158,100 @@ TEST(Artifact, RefusesWrongMagicAndVersion) {
 
   path = writeTestEntryArtifact(dir, kCode);
   std::vector<uint8_t> b = readFile(path);
-  b[8] = 3; // a future format, checksum and all
+  b[8] = 4; // a future format, checksum and all
   fixChecksum(b);
   writeFile(path, b);
-  expectRefused(path, "artifact format version 3, this runtime reads version 2 (made by a "
+  expectRefused(path, "artifact format version 4, this runtime reads version 3 (made by a "
                       "newer lockstep-opt)");
-  b[8] = 1; // format 1, whose CUDA artifacts embedded their PTX in the code
-  fixChecksum(b);
-  writeFile(path, b);
-  expectRefused(path, "artifact format version 1, this runtime reads version 2 (made by an "
-                      "older lockstep-opt: compile the model again)");
+  // Format 1 embedded a CUDA artifact's PTX in its code; format 2 kept the
+  // CUDA host code in section 2.
+  for (uint8_t old : {1, 2}) {
+    b[8] = old;
+    fixChecksum(b);
+    writeFile(path, b);
+    expectRefused(path, "artifact format version " + std::to_string(old) +
+                            ", this runtime reads version 3 (made by an older "
+                            "lockstep-opt: compile the model again)");
+  }
+}
+
+TEST(Artifact, LaunchPlanRoundTripsAndRefusesDamage) {
+  std::vector<KernelLaunch> in(2);
+  in[0] = {"main_kernel", "main_kernel", {KernelLaunch::kDynamic, 1, 1}, {256, 1, 1}, 0,
+           "/layers.0/MatMul_(MatMul)"};
+  in[1] = {"main_kernel_0", "k", {4, 2, 1}, {32, 8, 1}, KernelLaunch::kDynamic, "-"};
+  std::string text = serializeLaunchPlan(in);
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "launch main_kernel main_kernel grid ? 1 1 block 256 1 1 smem 0 node "
+            "/layers.0/MatMul_(MatMul)");
+  std::vector<KernelLaunch> out;
+  std::string error;
+  auto parse = [&](const std::string &t) {
+    return parseLaunchPlan(reinterpret_cast<const uint8_t *>(t.data()), t.size(), out, error);
+  };
+  ASSERT_TRUE(parse(text)) << error;
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].grid[0], KernelLaunch::kDynamic);
+  EXPECT_EQ(out[0].block[0], 256);
+  EXPECT_EQ(out[1].grid[1], 2);
+  EXPECT_EQ(out[1].sharedBytes, KernelLaunch::kDynamic);
+  EXPECT_EQ(out[1].function, "k");
+  EXPECT_EQ(out[1].node, "-");
+  for (std::string bad : {"launch a b grid 1 1 block 1 1 1 smem 0 node -",
+                          "launch a b grid 0 1 1 block 1 1 1 smem 0 node -",
+                          "launch a b grid -3 1 1 block 1 1 1 smem 0 node -",
+                          "launch a b grid 1 1 1 block x 1 1 smem 0 node -",
+                          "run a b grid 1 1 1 block 1 1 1 smem 0 node -"}) {
+    EXPECT_FALSE(parse(text + bad + "\n")) << bad;
+    EXPECT_NE(error.find("line 3"), std::string::npos) << error;
+  }
+}
+
+TEST(Artifact, EachTargetHasItsCode) {
+  TempDir tmp;
+  const std::string dir = tmp.path;
+  std::string kernels = serializeKernels({{"main_kernel", "// ptx\n"}});
+  std::string plan = serializeLaunchPlan(
+      {{"main_kernel", "main_kernel", {1, 1, 1}, {1, 1, 1}, 0, "-"}});
+  std::vector<uint8_t> host = {7, 7, 7, 7};
+  auto bytes = [](const std::string &s) {
+    return ByteView{reinterpret_cast<const uint8_t *>(s.data()), s.size()};
+  };
+  ArtifactCode both{{kCode.data(), kCode.size()}, {host.data(), host.size()}, bytes(kernels),
+                    bytes(plan)};
+  auto write = [&](const std::string &target, const ArtifactCode &code) {
+    ArtifactMeta meta = testEntryMeta();
+    meta.target = target;
+    std::vector<uint8_t> w = floatBytes(kW), b = floatBytes(kB);
+    std::string path = dir + "/model.lsa", error;
+    EXPECT_TRUE(writeArtifact(path, meta, code,
+                              {{0, w.data(), w.size()}, {1, b.data(), b.size()}}, error))
+        << error;
+    return path;
+  };
+  std::string path = write(std::string(kCpuTarget) + "," + kCudaTarget, both), error;
+  LoadedArtifact a;
+  ASSERT_TRUE(loadArtifact(path, a, error)) << error;
+  EXPECT_TRUE(hasTarget(a.meta(), kCpuTarget));
+  EXPECT_TRUE(hasTarget(a.meta(), kCudaTarget));
+  EXPECT_EQ(a.code().size, kCode.size());
+  EXPECT_EQ(a.cudaCode().size, host.size());
+  EXPECT_EQ(a.kernels().size(), 1u);
+  EXPECT_EQ(a.launchPlan().size(), 1u);
+  // Code without its target, or a target without its code, is refused.
+  ArtifactCode cpuOnly{{kCode.data(), kCode.size()}}, noPlan = both;
+  noPlan.launchPlan = {};
+  expectRefused(write(kCpuTarget, both), "has CUDA host code but does not name target");
+  expectRefused(write(kCudaTarget, cpuOnly), "has CPU code but does not name target");
+  expectRefused(write(std::string(kCpuTarget) + "," + kCudaTarget, noPlan),
+                "has no launch plan for its target 'x86_64-cuda'");
+  expectRefused(write("x86_64-tpu", cpuOnly), "names the unknown target 'x86_64-tpu'");
+  ArtifactMeta meta = testEntryMeta();
+  meta.target = std::string(kCpuTarget) + "," + kCpuTarget;
+  std::vector<uint8_t> w = floatBytes(kW), b = floatBytes(kB);
+  EXPECT_FALSE(writeArtifact(dir + "/x.lsa", meta, cpuOnly,
+                             {{0, w.data(), w.size()}, {1, b.data(), b.size()}}, error));
+  EXPECT_NE(error.find("repeat 'x86_64-cpu'"), std::string::npos) << error;
 }
 
 TEST(Artifact, KernelsSectionRoundTripsAndRefusesDamage) {
@@ -213,7 +297,7 @@ TEST(Artifact, RefusesBadSectionTables) {
   edit(64 + 8, 1, 8, "misaligned");            // metadata offset
   edit(64 + 8, 0, 8, "misaligned or outside"); // inside the header
   edit(64 + 16, 1u << 30, 8, "outside the file");
-  edit(64 + 24 + 8, 192, 8, "sections overlap"); // code onto metadata
+  edit(64 + 24 + 8, 256, 8, "sections overlap"); // code onto metadata
 }
 
 TEST(Artifact, NeverCrashesOnEditedHeaderOrMetadata) {

@@ -77,9 +77,9 @@ struct Loaded {
 };
 
 /// Writes and loads an artifact of `meta`, with the fixture's code when
-/// `withCode`.
+/// `withCode` (else bytes that are never loaded as code).
 void load(const ArtifactMeta &meta, bool withCode, Loaded &l) {
-  std::vector<uint8_t> code;
+  std::vector<uint8_t> code = {0x7f, 'E', 'L', 'F'};
   if (withCode)
     code = readFile(LOCKSTEP_TEST_RAGGED_SO);
   std::string path = l.dir.path + "/model.lsa", error;

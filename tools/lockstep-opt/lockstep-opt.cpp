@@ -57,7 +57,10 @@ const char *kOverview =
     "      the graph's own mask, never assumed.\n"
     "      --target=cuda (or cuda:sm_NN; default sm_90) compiles the step's\n"
     "      work into NVPTX kernels instead, launched by x86-64 host code, with\n"
-    "      exact math and every kernel's PTX checked (the PTX gate).\n\n"
+    "      exact math and every kernel's PTX checked (the PTX gate), the\n"
+    "      kernels' PTX and the host code's launch plan in sections of their\n"
+    "      own. --target=cpu,cuda puts both targets' code in one artifact\n"
+    "      (lockstep-run --device cpu|cuda picks one).\n\n"
     "  lockstep-opt MODEL.onnx [--emit=onnx|onnx-raw|summary|linalg|llvm|ptx] [-o FILE]\n"
     "      Import an ONNX model (binary, with external data, or the ONNX\n"
     "      textual syntax in a .onnxtxt file) and print the onnx dialect\n"
@@ -161,7 +164,8 @@ int importMain(int argc, char **argv) {
       "target",
       cl::desc("cpu (default): x86-64 code; cuda or cuda:sm_NN (default "
                "sm_90): NVPTX kernels launched by x86-64 host code through "
-               "the runtime's CUDA backend"),
+               "the runtime's CUDA backend; cpu,cuda: both in one artifact "
+               "(lockstep-run --device picks one)"),
       cl::init("cpu"));
   cl::opt<std::string> step(
       "step",
@@ -192,7 +196,7 @@ int importMain(int argc, char **argv) {
               "adaptive-threads, plant-unmasked-padding or plant-merge-no-skip)\n";
     return 2;
   }
-  if (reductionPolicy == "adaptive-threads" && StringRef(target.getValue()).starts_with("cuda")) {
+  if (reductionPolicy == "adaptive-threads" && StringRef(target.getValue()).contains("cuda")) {
     errs() << "lockstep-opt: --reduction-policy=adaptive-threads is a CPU control (it reads "
               "the CPU runtime's thread count)\n";
     return 2;
@@ -225,8 +229,13 @@ int importMain(int argc, char **argv) {
       return 2;
     }
   }
-  if (emit == "ptx" && artifactOptions.codegen.target != "cuda") {
+  if (emit == "ptx" && !lockstep::targetsCuda(artifactOptions.codegen)) {
     errs() << "lockstep-opt: --emit=ptx needs --target=cuda\n";
+    return 2;
+  }
+  if ((emit == "llvm" || emit == "linalg") && artifactOptions.codegen.target == "cpu,cuda") {
+    errs() << "lockstep-opt: --emit=" << emit
+           << " prints one target's code: give --target=cpu or --target=cuda\n";
     return 2;
   }
   artifactOptions.codegen.reductionPolicy = reductionPolicy;
@@ -275,10 +284,10 @@ int importMain(int argc, char **argv) {
   }
   if (emit == "lsa")
     { std::string outPath = output;
-    return failed(lockstep::emitCPUArtifact(*module, outPath, artifactOptions)); }
+    return failed(lockstep::emitArtifact(*module, outPath, artifactOptions)); }
   if (emit == "linalg" || emit == "llvm" || emit == "ptx") {
     PassManager pm(&ctx);
-    bool cuda = artifactOptions.codegen.target == "cuda";
+    bool cuda = lockstep::targetsCuda(artifactOptions.codegen);
     if (failed(emit == "linalg" ? lockstep::buildLinalgPipeline(pm, artifactOptions.codegen)
                : cuda           ? lockstep::buildCUDACodegenPipeline(pm, artifactOptions.codegen)
                                 : lockstep::buildCPUCodegenPipeline(pm, artifactOptions.codegen)))

@@ -128,11 +128,6 @@ int lockstep::run::runFuzz(int argc, char **argv) {
     return usage(cmd, "--device and --baseline-device take cpu or cuda");
   if (baselineDevice.empty())
     baselineDevice = device;
-  // An artifact holds code for one target: a baseline on another device
-  // comes from the same model compiled for it.
-  if (baselineDevice != device && baselineModel.empty())
-    return usage(cmd, "--baseline-device " + baselineDevice +
-                          " needs --baseline-model: the model compiled for " + baselineDevice);
   if (schedules < 0)
     return usage(cmd, "no --schedules K");
   if (seed < 0)
@@ -159,6 +154,16 @@ int lockstep::run::runFuzz(int argc, char **argv) {
     return failure(cmd, error);
   int64_t vocab = L.model->vocab();
   Loaded *B = &L;
+  // A baseline on another device comes from the same artifact when it holds
+  // that device's code too (--target=cpu,cuda), else from --baseline-model.
+  if (baselineDevice != device && baselineModel.empty()) {
+    if (!hasTarget(L.artifact.meta(), baselineDevice == "cuda" ? kCudaTarget : kCpuTarget))
+      return usage(cmd, "--baseline-device " + baselineDevice + " needs an artifact with " +
+                            baselineDevice + " code: compile the model with --target=cpu,cuda, "
+                            "or give --baseline-model, the model compiled for " +
+                            baselineDevice);
+    baselineModel = model;
+  }
   if (!baselineModel.empty()) {
     if (!baselineLoaded.load(baselineModel, 1, baselineDevice, error))
       return failure(cmd, "baseline: " + error);

@@ -66,7 +66,7 @@ const Subcommand kSubcommands[] = {
      "time on stderr\n"
      "  --device cpu|cuda      where to run (default cpu): cuda needs an "
      "artifact compiled with\n"
-     "                         --target=cuda, a CUDA driver and a GPU (its "
+     "                         --target=cuda (or cpu,cuda), a CUDA driver and a GPU (its "
      "absence is a one-line error)\n\n"
      "Each input must have the model's dtype and rank; symbolic dims (batch, "
      "past, ...) are read off\n"
@@ -143,7 +143,8 @@ const Subcommand kSubcommands[] = {
      "                      baseline runs on 1): the bits must not depend on it\n"
      "  --device cpu|cuda   where the schedules run (default cpu; see generate)\n"
      "  --baseline-device D where the baseline runs (default: --device); another\n"
-     "                      device needs --baseline-model\n"
+     "                      device needs its code: an artifact compiled with\n"
+     "                      --target=cpu,cuda, or --baseline-model\n"
      "  --baseline-model M  the same model compiled for the baseline's device (its\n"
      "                      inputs, outputs, serving form and weights must match)\n\n"
      "Prints a progress line on a terminal, each first mismatch (request, position,\n"
@@ -185,6 +186,21 @@ const Subcommand kSubcommands[] = {
      "  --device cpu|cuda   where the model runs (default cpu; see generate)\n\n"
      "Exit status 0 when the logits are identical, 1 when they differ or the run\n"
      "fails, 2 for a bad command line, 130 when SIGINT stopped it."},
+    {"info", "info MODEL.lsa [--launch-plan]",
+     "Verify an artifact and print what it holds: targets, inputs, outputs, "
+     "weights, properties, kernels.",
+     nullptr,
+     "Loads the artifact as every command does (format, checksums, external\n"
+     "weights), without running it or needing a GPU, and prints its producer, each\n"
+     "target with the size of its code (for cuda: host code, kernel modules and\n"
+     "launch sites), the inputs and outputs with their symbolic dims, the weights,\n"
+     "the properties (serving roles, reduction policy, chip), and a summary of the\n"
+     "launch plan.\n\n"
+     "Options:\n"
+     "  --launch-plan  also print every launch site: kernel, grid and block sizes\n"
+     "                 (? where computed from the step's dims) and its ONNX node\n\n"
+     "Exit status 0 when the artifact loads, 1 when it is refused, 2 for a bad\n"
+     "command line."},
 };
 
 void printHelp(FILE *f) {
@@ -436,6 +452,8 @@ int main(int argc, char **argv) {
       return lockstep::run::runReplay(argc, argv);
     if (cmd == "bench")
       return lockstep::run::runBench(argc, argv);
+    if (cmd == "info")
+      return lockstep::run::runInfo(argc, argv);
     std::fprintf(stderr, "lockstep-run %s: %s\n", s.name, s.status);
     return 2;
   }

@@ -19,15 +19,22 @@
 //
 // Section kinds (each at most once; metadata is required):
 //   1  metadata: the text of serializeMeta()
-//   2  code: the bytes of an x86-64 ELF shared object exporting
-//      lockstep_entry (see lockstep/Runtime/Backend/Cpu/CpuBackend.h)
+//   2  CPU code (target x86_64-cpu): the bytes of an x86-64 ELF shared object
+//      exporting lockstep_entry (see lockstep/Runtime/Backend/Cpu/CpuBackend.h)
 //   3  weights: the embedded weights, each at a 64-byte aligned offset within
 //      the section (so that each is 64-byte aligned in memory once mapped)
-//   4  kernels (format 2; a CUDA artifact's, empty for a CPU one): u32 count,
-//      then per kernel module u32 name length, the name, u64 PTX length and
-//      the PTX (NUL-terminated). The code section's host object names each
-//      module it loads ("lockstep-kernel:NAME"); the runtime's CUDA backend
-//      finds its PTX here.
+//   4  kernels (a CUDA artifact's): u32 count, then per kernel module u32 name
+//      length, the name, u64 PTX length and the PTX (NUL-terminated); see
+//      Kernels.h
+//   5  CUDA host code (target x86_64-cuda): an x86-64 ELF shared object
+//      exporting lockstep_entry, which launches the kernels of section 4
+//      through the runtime's CUDA backend; its modules are named
+//      "lockstep-kernel:NAME"
+//   6  launch plan (a CUDA artifact's): the text of serializeLaunchPlan()
+//
+// An artifact holds the code of each target that its metadata names
+// (`target x86_64-cpu,x86_64-cuda` for both: lockstep-opt --target=cpu,cuda),
+// and the one weights section that all of them read.
 //
 // The checksum covers everything, so a flipped bit anywhere is caught at load
 // time. External weights are referenced by absolute path, byte range and
@@ -39,6 +46,7 @@
 #define LOCKSTEP_ARTIFACT_ARTIFACT_H
 
 #include "lockstep/Artifact/ArtifactMeta.h"
+#include "lockstep/Artifact/Kernels.h"
 #include "lockstep/Artifact/MappedFile.h"
 
 #include <cstdint>
@@ -48,26 +56,23 @@
 namespace lockstep::rt {
 
 /// 2: the kernels section (format 1 embedded the PTX in the code section).
-inline constexpr uint32_t kArtifactFormatVersion = 2;
+/// 3: a code section per target (a CUDA artifact's host code moved from
+/// section 2 to 5) and the launch plan.
+inline constexpr uint32_t kArtifactFormatVersion = 3;
 inline constexpr uint32_t kMaxArtifactSections = 64;
 inline constexpr uint64_t kArtifactHeaderSize = 64;
 inline constexpr uint64_t kArtifactSectionEntrySize = 24;
 inline constexpr uint64_t kArtifactAlignment = 64;
 inline constexpr uint8_t kArtifactMagic[8] = {0x89, 'L',  'S',  'A',
                                               0x0d, 0x0a, 0x1a, 0x0a};
-enum class SectionKind : uint32_t { Metadata = 1, Code = 2, Weights = 3, Kernels = 4 };
-
-/// A kernel module of the kernels section.
-struct KernelText {
-  std::string name, ptx; // ptx without its terminating NUL
+enum class SectionKind : uint32_t {
+  Metadata = 1,
+  Code = 2,
+  Weights = 3,
+  Kernels = 4,
+  CudaCode = 5,
+  LaunchPlan = 6,
 };
-/// The bytes of the kernels section holding `kernels`.
-std::string serializeKernels(const std::vector<KernelText> &kernels);
-/// Parses a kernels section; false with `error` on malformed bytes.
-bool parseKernels(const uint8_t *data, uint64_t size, std::vector<KernelText> &out,
-                  std::string &error);
-/// The prefix of a kernel module's name in a CUDA artifact's host object.
-inline constexpr const char *kKernelKeyPrefix = "lockstep-kernel:";
 
 /// A borrowed byte range.
 struct ByteView {
@@ -84,15 +89,23 @@ struct EmbeddedWeight {
   uint64_t size;
 };
 
+/// The code sections of an artifact (each empty when its target is not one
+/// of the artifact's).
+struct ArtifactCode {
+  ByteView cpu;        // section 2
+  ByteView cuda;       // section 5
+  ByteView kernels;    // section 4: serializeKernels()
+  ByteView launchPlan; // section 6: serializeLaunchPlan()
+};
+
 /// Writes an artifact to `path`. For each embedded weight it fills the spec's
 /// offset (within the weights section), length and checksum; `meta` must
 /// otherwise pass validateMeta(), and every embedded spec must be given
 /// exactly once in `embedded`. The file is written to a temporary file in the
 /// same directory and renamed over `path` only when complete, so a failure
 /// leaves no partial artifact. On failure returns false and sets `error`.
-bool writeArtifact(const std::string &path, ArtifactMeta &meta, ByteView code,
-                   const std::vector<EmbeddedWeight> &embedded,
-                   std::string &error, ByteView kernels = {});
+bool writeArtifact(const std::string &path, ArtifactMeta &meta, const ArtifactCode &code,
+                   const std::vector<EmbeddedWeight> &embedded, std::string &error);
 
 /// A loaded artifact: the file mapped read-only, its metadata parsed, and
 /// every weight resolved to bytes in memory. Movable; pointers from code()
@@ -101,14 +114,18 @@ class LoadedArtifact {
 public:
   const std::string &path() const { return path_; }
   const ArtifactMeta &meta() const { return meta_; }
-  /// The code section; empty when the artifact has none.
+  /// The CPU code section; empty when the artifact has none.
   ByteView code() const { return code_; }
+  /// The CUDA host code section; empty when the artifact has none.
+  ByteView cudaCode() const { return cudaCode_; }
   /// The bytes of weight `i` (in meta().weights order): embedded weights
   /// point into the artifact's mapping, external ones into their file's. Read
   /// only: the mappings are not writable.
   ByteView weight(size_t i) const { return weights_[i]; }
   /// The kernel modules of the kernels section (empty for a CPU artifact).
   const std::vector<KernelText> &kernels() const { return kernels_; }
+  /// The launch plan (empty for a CPU artifact).
+  const std::vector<KernelLaunch> &launchPlan() const { return launchPlan_; }
 
 private:
   friend bool loadArtifact(const std::string &, LoadedArtifact &, std::string &);
@@ -116,9 +133,10 @@ private:
   MappedFile file_;
   std::vector<MappedFile> externalFiles_; // one per distinct external path
   ArtifactMeta meta_;
-  ByteView code_;
+  ByteView code_, cudaCode_;
   std::vector<ByteView> weights_;
   std::vector<KernelText> kernels_;
+  std::vector<KernelLaunch> launchPlan_;
 };
 
 /// Maps and verifies the artifact at `path`: magic, format version, size,

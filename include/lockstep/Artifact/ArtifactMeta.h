@@ -50,7 +50,9 @@ struct WeightSpec {
 
 struct ArtifactMeta {
   std::string producer; // e.g. "lockstep-opt 0.1"
-  std::string target;   // "x86_64-cpu"
+  /// "x86_64-cpu", "x86_64-cuda", or both separated by a comma (an artifact
+  /// with the code of each): see targetsOf().
+  std::string target;
   std::vector<TensorSpec> inputs, outputs;
   std::vector<WeightSpec> weights;
   std::vector<std::pair<std::string, std::string>> properties;
@@ -61,6 +63,12 @@ inline constexpr const char *kCpuTarget = "x86_64-cpu";
 /// Host code for x86-64 that launches NVPTX kernels (embedded in it) through
 /// the runtime's CUDA backend; the chip is the `cuda.chip` property.
 inline constexpr const char *kCudaTarget = "x86_64-cuda";
+
+/// The targets of `meta.target`, in order ("x86_64-cpu,x86_64-cuda" holds
+/// two).
+std::vector<std::string> targetsOf(const ArtifactMeta &meta);
+/// Whether `target` is one of the artifact's targets.
+bool hasTarget(const ArtifactMeta &meta, const std::string &target);
 
 /// Bytes per element of an artifact dtype; 0 when the dtype is unknown.
 size_t dtypeSize(const std::string &dtype);

@@ -467,6 +467,29 @@ def KernelsToSection : Pass<"lockstep-kernels-to-section", "mlir::ModuleOp"> {
   ];
 }
 
+def LaunchPlan : Pass<"lockstep-launch-plan", "mlir::ModuleOp"> {
+  let summary = "Record every kernel launch of the host code: the artifact's launch plan";
+  let description = [{
+    Runs while the host code still launches kernels with `gpu.launch_func`
+    (before gpu-to-llvm). Each launch site, in program order, becomes an
+    entry of the module's `lockstep.launch_plan` array: its kernel module and
+    function, grid and block sizes (-1 where the host code computes them from
+    the step's dims), dynamic shared memory, and the ONNX node it computes
+    (from its location). The artifact emitter writes the array as the launch
+    plan section (lockstep/Artifact/Kernels.h); the runtime loads every
+    module and resolves every kernel of the plan when it loads the artifact,
+    and refuses a launch of any other kernel.
+
+    Example: `gpu.launch_func @main_kernel::@main_kernel blocks in (%n, %c1,
+    %c1) threads in (%c256, %c1, %c1)` at `loc("mm (MatMul)")` becomes
+    `{module = "main_kernel", function = "main_kernel", grid = array<i64:
+    -1, 1, 1>, block = array<i64: 256, 1, 1>, smem = 0, node = "mm_(MatMul)"}`.
+  }];
+  let statistics = [
+    Statistic<"numLaunches", "launches", "launch sites recorded in the plan">
+  ];
+}
+
 def PTXGate : Pass<"lockstep-ptx-gate", "mlir::ModuleOp"> {
   let summary = "Fail compilation where a kernel's PTX could differ from the CPU's bits";
   let description = [{

@@ -26,7 +26,7 @@ struct ArtifactOptions {
 /// dims, weights), the shared object, and the embedded weights. The module is
 /// lowered in place. Errors are emitted as diagnostics, or returned in
 /// `error` when they concern files.
-mlir::LogicalResult emitCPUArtifact(mlir::ModuleOp module,
+mlir::LogicalResult emitArtifact(mlir::ModuleOp module,
                                     const std::string &path,
                                     const ArtifactOptions &options);
 

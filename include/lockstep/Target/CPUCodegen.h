@@ -30,8 +30,8 @@ struct CodegenOptions {
   /// decoder with a KV cache that allows it, else the graph (with a warning
   /// for a decoder, saying why).
   std::string stepForm = "auto";
-  /// "cpu" (x86-64) or "cuda" (NVPTX kernels for `chip`, launched by the
-  /// host code; see CUDACodegen.h).
+  /// "cpu" (x86-64), "cuda" (NVPTX kernels for `chip`, launched by the host
+  /// code; see CUDACodegen.h), or "cpu,cuda" (an artifact with both).
   std::string target = "cpu";
   std::string chip = "sm_90";
 };

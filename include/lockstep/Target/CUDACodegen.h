@@ -23,9 +23,14 @@ namespace lockstep {
 /// The default chip of `--target=cuda`.
 inline constexpr const char *kDefaultCudaChip = "sm_90";
 
-/// Parses `--target`: "cpu", "cuda" or "cuda:sm_NN" into `options.target`
-/// and `options.chip`; false (with `error`) for anything else.
+/// Parses `--target`: "cpu", "cuda" or "cuda:sm_NN", or both separated by a
+/// comma ("cpu,cuda": one artifact with the code of each), into
+/// `options.target` ("cpu", "cuda" or "cpu,cuda") and `options.chip`; false
+/// (with `error`) for anything else.
 bool parseTarget(const std::string &text, CodegenOptions &options, std::string &error);
+/// Whether `options.target` includes the CPU, or CUDA.
+bool targetsCpu(const CodegenOptions &options);
+bool targetsCuda(const CodegenOptions &options);
 
 /// Adds the passes from the onnx form (shapes inferred) to the host's LLVM
 /// dialect module with the kernels' PTX in gpu.binary ops, gated.

@@ -158,10 +158,10 @@ std::optional<bool> lockstep::rt::cpuSupportsLevel(const std::string &level) {
 
 bool lockstep::rt::loadCpuModule(const LoadedArtifact &artifact, CpuModule &out,
                                  std::string &error) {
-  if (artifact.meta().target != kCpuTarget) {
+  if (!hasTarget(artifact.meta(), kCpuTarget)) {
     error = quoted(artifact.path()) + " is compiled for target " +
             quoted(artifact.meta().target) + ", not " + quoted(kCpuTarget) +
-            (artifact.meta().target == kCudaTarget ? " (run it with --device cuda)" : "");
+            (hasTarget(artifact.meta(), kCudaTarget) ? " (run it with --device cuda)" : "");
     return false;
   }
   // The code uses the instructions of its x86-64 level (FMA, AVX2): running

@@ -4,12 +4,14 @@
 #include "lockstep/Runtime/Backend/Cuda/CudaDriver.h"
 #include "lockstep/Runtime/Backend/Cuda/CudaProfile.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -18,28 +20,49 @@ using namespace lockstep::rt;
 
 namespace {
 
-/// A module registered by an object's constructor, loaded at its first use.
-/// A CUDA artifact's kernel modules by name (its kernels section), kept for
-/// the process's life: the host object's modules point to it.
-using KernelTable = std::unordered_map<std::string, std::string>;
+struct LazyModule;
+
+/// A CUDA artifact's kernels, kept for the process's life: the host object's
+/// modules point to it.
+struct KernelTable {
+  /// The kernels section: PTX by module name.
+  std::unordered_map<std::string, std::string> ptx;
+  /// The launch plan's kernels: function names by module name.
+  std::unordered_map<std::string, std::set<std::string>> planned;
+  /// The modules that the host object registered while it was loaded.
+  std::vector<LazyModule *> registered;
+};
 
 /// The table of the artifact whose host object is being loaded: its
 /// constructors register its modules (mgpuModuleLoadJIT) inside dlopen.
-thread_local const KernelTable *loadingKernels = nullptr;
+thread_local KernelTable *loadingKernels = nullptr;
 
 /// Every table made, owned here (freed at exit, after the modules).
 std::vector<std::unique_ptr<KernelTable>> kernelTables;
 
+/// A module registered by an object's constructor. Its PTX is loaded, and
+/// the launch plan's kernels in it resolved, when the artifact is loaded
+/// (loadCudaModule).
 struct LazyModule {
   const char *ptx = nullptr; // "lockstep-kernel:NAME"
   const KernelTable *table = nullptr;
   int index = 0; // in registration order, for the profile
   CUmodule module = nullptr;
   std::unordered_map<const char *, CUfunction> functions; // by name pointer
+  std::unordered_map<std::string, CUfunction> byName;
+
+  std::string name() const {
+    std::string_view key(ptx);
+    size_t n = std::strlen(kKernelKeyPrefix);
+    return key.substr(0, n) == kKernelKeyPrefix ? std::string(key.substr(n)) : std::string();
+  }
 };
 
 std::mutex mu;
 std::string firstError;
+/// The arena of the call that this thread is making (CudaMemory's), which
+/// the host code's allocations come from; null outside a call.
+thread_local CudaArena *currentArena = nullptr;
 std::unordered_map<CUdeviceptr, size_t> liveBlocks;
 std::multimap<size_t, CUdeviceptr> freeBlocks;
 int modulesRegistered = 0;
@@ -70,6 +93,82 @@ size_t sizeClass(size_t n) {
   return base + (n - base + step - 1) / step * step;
 }
 
+/// A device block from the size-class cache, or cuMemAlloc; null with the
+/// error recorded. Called with `mu` held.
+void *blockAlloc(size_t bytes) {
+  const CudaDriver *d = driverOrRecord();
+  if (!d)
+    return nullptr;
+  size_t size = sizeClass(bytes);
+  CUdeviceptr p = 0;
+  auto it = freeBlocks.find(size);
+  if (cuda_profile::enabled())
+    cuda_profile::allocation(it == freeBlocks.end());
+  if (it != freeBlocks.end()) {
+    p = it->second;
+    freeBlocks.erase(it);
+  } else if (CUresult r = d->cuMemAlloc(&p, size)) {
+    record(d->describe(r, "cuMemAlloc") + " of " + std::to_string(size) + " bytes");
+    return nullptr;
+  }
+  liveBlocks[p] = size;
+  if (currentArena)
+    currentArena->overflowed(size);
+  return reinterpret_cast<void *>(p);
+}
+
+/// Returns a block of blockAlloc to the cache. Called with `mu` held.
+void blockFree(void *ptr) {
+  auto it = liveBlocks.find(reinterpret_cast<CUdeviceptr>(ptr));
+  if (it == liveBlocks.end())
+    return;
+  if (currentArena)
+    currentArena->overflowFreed(it->second);
+  freeBlocks.insert({it->second, it->first});
+  liveBlocks.erase(it);
+}
+
+/// Loads `m`'s PTX (once) and resolves its kernel `name`; null with the error
+/// recorded when it fails. Called with `mu` held.
+CUfunction resolveKernel(LazyModule *m, const std::string &name) {
+  const CudaDriver *d = driverOrRecord();
+  if (!d || !firstError.empty())
+    return nullptr;
+  if (!m->module) {
+    std::string error;
+    if (!d->makeCurrent(error)) {
+      record(error);
+      return nullptr;
+    }
+    // The host object names its module; the PTX is in the kernels section.
+    const std::string *ptx = nullptr;
+    if (m->table)
+      if (auto it = m->table->ptx.find(m->name()); it != m->table->ptx.end())
+        ptx = &it->second;
+    if (!ptx) {
+      record("kernel module '" + std::string(std::string_view(m->ptx).substr(0, 80)) +
+             "' is not in the artifact's kernels section");
+      return nullptr;
+    }
+    auto t0 = cuda_profile::Clock::now();
+    if (CUresult r = d->cuModuleLoadData(&m->module, ptx->c_str())) {
+      record(d->describe(r, "cuModuleLoadData") + " loading kernel module '" + m->name() + "'");
+      return nullptr;
+    }
+    if (cuda_profile::enabled())
+      cuda_profile::moduleLoad(cuda_profile::since(t0));
+  }
+  CUfunction f = nullptr;
+  if (CUresult r = d->cuModuleGetFunction(&f, m->module, name.c_str())) {
+    record(d->describe(r, "cuModuleGetFunction") + " for kernel '" + name + "'");
+    return nullptr;
+  }
+  m->byName[name] = f;
+  if (cuda_profile::enabled())
+    kernelNames[f] = "module " + std::to_string(m->index) + " " + name;
+  return f;
+}
+
 } // namespace
 
 // The hooks that CUDA artifacts' host code calls (exported by lockstep-run).
@@ -80,6 +179,8 @@ __attribute__((visibility("default"))) void *mgpuModuleLoadJIT(void *data, int) 
   m->ptx = static_cast<const char *>(data);
   m->table = loadingKernels;
   m->index = modulesRegistered++;
+  if (loadingKernels)
+    loadingKernels->registered.push_back(m);
   return m;
 }
 
@@ -104,44 +205,16 @@ __attribute__((visibility("default"))) void *mgpuModuleGetFunction(void *module,
   auto *m = static_cast<LazyModule *>(module);
   if (auto it = m->functions.find(name); it != m->functions.end())
     return it->second;
-  const CudaDriver *d = driverOrRecord();
-  if (!d || !firstError.empty())
-    return nullptr;
-  if (!m->module) {
-    std::string error;
-    if (!d->makeCurrent(error)) {
-      record(error);
-      return nullptr;
-    }
-    // The host object names its module; the PTX is in the kernels section.
-    std::string_view key(m->ptx);
-    const std::string *ptx = nullptr;
-    if (m->table && key.substr(0, std::strlen(kKernelKeyPrefix)) == kKernelKeyPrefix)
-      if (auto it = m->table->find(std::string(key.substr(std::strlen(kKernelKeyPrefix))));
-          it != m->table->end())
-        ptx = &it->second;
-    if (!ptx) {
-      record("kernel module '" + std::string(key.substr(0, 80)) +
-             "' is not in the artifact's kernels section");
-      return nullptr;
-    }
-    auto t0 = cuda_profile::Clock::now();
-    if (CUresult r = d->cuModuleLoadData(&m->module, ptx->c_str())) {
-      record(d->describe(r, "loading a kernel module (cuModuleLoadData)"));
-      return nullptr;
-    }
-    if (cuda_profile::enabled())
-      cuda_profile::moduleLoad(cuda_profile::since(t0));
-  }
-  CUfunction f = nullptr;
-  if (CUresult r = d->cuModuleGetFunction(&f, m->module, name)) {
-    record(d->describe(r, "cuModuleGetFunction") + " for kernel '" + name + "'");
+  // Every kernel of the launch plan was resolved when the artifact was
+  // loaded; a launch of any other is refused.
+  auto it = m->byName.find(name);
+  if (it == m->byName.end()) {
+    record("the host code launches kernel '" + std::string(name) + "' of module '" +
+           m->name() + "', which the artifact's launch plan does not name");
     return nullptr;
   }
-  m->functions[name] = f;
-  if (cuda_profile::enabled())
-    kernelNames[f] = "module " + std::to_string(m->index) + " " + name;
-  return f;
+  m->functions[name] = it->second;
+  return it->second;
 }
 
 __attribute__((visibility("default"))) void *mgpuStreamCreate() {
@@ -201,23 +274,10 @@ mgpuLaunchKernel(void *function, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t
 
 __attribute__((visibility("default"))) void *lockstep_device_malloc(size_t bytes) {
   std::lock_guard<std::mutex> lock(mu);
-  const CudaDriver *d = driverOrRecord();
-  if (!d)
-    return nullptr;
-  size_t size = sizeClass(bytes);
-  CUdeviceptr p = 0;
-  auto it = freeBlocks.find(size);
-  if (cuda_profile::enabled())
-    cuda_profile::allocation(it == freeBlocks.end());
-  if (it != freeBlocks.end()) {
-    p = it->second;
-    freeBlocks.erase(it);
-  } else if (CUresult r = d->cuMemAlloc(&p, size)) {
-    record(d->describe(r, "cuMemAlloc") + " of " + std::to_string(size) + " bytes");
-    return nullptr;
-  }
-  liveBlocks[p] = size;
-  return reinterpret_cast<void *>(p);
+  if (currentArena)
+    if (void *p = currentArena->allocate(bytes))
+      return p;
+  return blockAlloc(bytes);
 }
 
 __attribute__((visibility("default"))) void *lockstep_device_aligned_alloc(size_t,
@@ -227,11 +287,9 @@ __attribute__((visibility("default"))) void *lockstep_device_aligned_alloc(size_
 
 __attribute__((visibility("default"))) void lockstep_device_free(void *ptr) {
   std::lock_guard<std::mutex> lock(mu);
-  auto it = liveBlocks.find(reinterpret_cast<CUdeviceptr>(ptr));
-  if (it == liveBlocks.end())
+  if (currentArena && currentArena->release(ptr))
     return;
-  freeBlocks.insert({it->second, it->first});
-  liveBlocks.erase(it);
+  blockFree(ptr);
 }
 
 } // extern "C"
@@ -251,7 +309,7 @@ bool lockstep::rt::takeCudaError(std::string &error) {
 
 bool lockstep::rt::loadCudaModule(const LoadedArtifact &artifact, CpuModule &out,
                                   std::string &error) {
-  if (artifact.meta().target != kCudaTarget) {
+  if (!hasTarget(artifact.meta(), kCudaTarget)) {
     error = quoted(artifact.path()) + " is compiled for target " +
             quoted(artifact.meta().target) + ", not " + quoted(kCudaTarget) +
             " (compile it with --target=cuda)";
@@ -274,10 +332,6 @@ bool lockstep::rt::loadCudaModule(const LoadedArtifact &artifact, CpuModule &out
       return false;
     }
   }
-  if (artifact.meta().target == kCudaTarget && artifact.kernels().empty()) {
-    error = quoted(artifact.path()) + " is compiled for cuda but has no kernels";
-    return false;
-  }
   if (!d->makeCurrent(error))
     return false;
   KernelTable *table; // kept: the modules registered below point to it
@@ -286,25 +340,107 @@ bool lockstep::rt::loadCudaModule(const LoadedArtifact &artifact, CpuModule &out
     table = kernelTables.emplace_back(std::make_unique<KernelTable>()).get();
   }
   for (const KernelText &k : artifact.kernels())
-    (*table)[k.name] = k.ptx;
+    table->ptx[k.name] = k.ptx;
+  for (const KernelLaunch &l : artifact.launchPlan()) {
+    if (!table->ptx.count(l.module)) {
+      error = quoted(artifact.path()) + ": the launch plan names kernel module " +
+              quoted(l.module) + ", which the kernels section lacks";
+      return false;
+    }
+    table->planned[l.module].insert(l.function);
+  }
   loadingKernels = table;
-  bool loaded = loadCpuModule(artifact.code(), out, error);
+  bool loaded = loadCpuModule(artifact.cudaCode(), out, error);
   loadingKernels = nullptr;
   if (!loaded) {
     error = quoted(artifact.path()) + ": " + error;
     return false;
   }
+  // Load every module the host code registered, and resolve every kernel the
+  // plan names, now: no PTX is compiled while a step runs.
+  std::lock_guard<std::mutex> lock(mu);
+  for (LazyModule *m : std::exchange(table->registered, {})) {
+    auto it = table->planned.find(m->name());
+    if (it == table->planned.end())
+      continue;
+    for (const std::string &function : it->second)
+      if (!resolveKernel(m, function))
+        break;
+  }
+  if (!firstError.empty()) {
+    error = quoted(artifact.path()) + ": " + std::exchange(firstError, std::string());
+    return false;
+  }
   return true;
 }
 
+void *CudaArena::allocate(size_t bytes) {
+  std::optional<uint64_t> at = layout_.allocate(bytes);
+  if (!at)
+    return nullptr;
+  if (cuda_profile::enabled())
+    cuda_profile::arenaAllocation();
+  return reinterpret_cast<void *>(uintptr_t(base_ + *at));
+}
+
+bool CudaArena::release(void *ptr) {
+  auto p = uint64_t(reinterpret_cast<uintptr_t>(ptr));
+  return base_ && p >= base_ && p < base_ + layout_.capacity() && layout_.release(p - base_);
+}
+
+void CudaArena::overflowed(uint64_t bytes) {
+  overflowLive_ += bytes;
+  demand_ = std::max(demand_, layout_.live() + overflowLive_);
+}
+
+void CudaArena::overflowFreed(uint64_t bytes) { overflowLive_ -= std::min(overflowLive_, bytes); }
+
+void CudaArena::endCall() {
+  uint64_t need = std::max(demand_, layout_.peak());
+  if (need > layout_.capacity()) {
+    // Grow between calls: the call's peak and a quarter more, in 2 MiB.
+    // cuMemFree waits for the kernels that may still read the old block.
+    std::string why;
+    if (const CudaDriver *d = cudaDriver(why)) {
+      if (base_)
+        d->cuMemFree(CUdeviceptr(base_));
+      base_ = 0;
+      CUdeviceptr block = 0;
+      uint64_t capacity = (need + need / 4 + (2u << 20) - 1) / (2u << 20) * (2u << 20);
+      if (d->cuMemAlloc(&block, capacity) == 0) {
+        base_ = uint64_t(block);
+        layout_.reset(capacity);
+        ++growths_;
+        if (cuda_profile::enabled())
+          cuda_profile::arenaGrowth(capacity);
+      } else {
+        base_ = 0;
+        layout_.reset(0); // the calls take their memory from the block cache
+      }
+    }
+  } else {
+    layout_.reset(layout_.capacity());
+  }
+  demand_ = overflowLive_ = 0;
+}
+
+CudaArena::~CudaArena() {
+  std::string why;
+  if (base_)
+    if (const CudaDriver *d = cudaDriver(why))
+      d->cuMemFree(CUdeviceptr(base_));
+}
+
 CudaMemory::~CudaMemory() {
+  std::lock_guard<std::mutex> lock(mu);
   for (auto &[i, p] : weights_)
-    lockstep_device_free(p);
+    blockFree(p);
   for (void *p : perCall_)
-    lockstep_device_free(p);
+    blockFree(p);
 }
 
 bool CudaMemory::allocate(uint64_t bytes, void *&device, std::string &error) {
+  currentArena = &arena_; // the call has begun
   device = lockstep_device_malloc(bytes);
   if (!device) {
     if (!takeCudaError(error))
@@ -315,10 +451,7 @@ bool CudaMemory::allocate(uint64_t bytes, void *&device, std::string &error) {
   return true;
 }
 
-bool CudaMemory::upload(const void *host, uint64_t bytes, void *&device,
-                        std::string &error) {
-  if (!allocate(bytes, device, error))
-    return false;
+bool CudaMemory::copyIn(const void *host, uint64_t bytes, void *device, std::string &error) {
   std::string why;
   const CudaDriver *d = cudaDriver(why);
   auto t0 = cuda_profile::Clock::now();
@@ -332,17 +465,31 @@ bool CudaMemory::upload(const void *host, uint64_t bytes, void *&device,
   return true;
 }
 
+bool CudaMemory::upload(const void *host, uint64_t bytes, void *&device,
+                        std::string &error) {
+  return allocate(bytes, device, error) && copyIn(host, bytes, device, error);
+}
+
 bool CudaMemory::weight(size_t index, const void *host, uint64_t bytes, void *&device,
                         std::string &error) {
   if (auto it = weights_.find(index); it != weights_.end()) {
     device = it->second;
     return true;
   }
-  if (!upload(host, bytes, device, error))
+  {
+    // Kept for the artifact's lifetime: a block of its own, not the arena's.
+    std::lock_guard<std::mutex> lock(mu);
+    CudaArena *call = std::exchange(currentArena, nullptr);
+    device = blockAlloc(bytes);
+    currentArena = call;
+  }
+  if (!device) {
+    if (!takeCudaError(error))
+      error = "device allocation failed";
     return false;
-  perCall_.pop_back(); // kept for the artifact's lifetime, not the call's
+  }
   weights_[index] = device;
-  return true;
+  return copyIn(host, bytes, device, error);
 }
 
 bool CudaMemory::download(void *host, const void *device, uint64_t bytes,
@@ -361,9 +508,14 @@ bool CudaMemory::download(void *host, const void *device, uint64_t bytes,
 }
 
 void CudaMemory::endCall() {
+  std::lock_guard<std::mutex> lock(mu);
   for (void *p : perCall_)
-    lockstep_device_free(p);
+    if (!arena_.release(p))
+      blockFree(p);
   perCall_.clear();
+  arena_.endCall();
+  if (currentArena == &arena_)
+    currentArena = nullptr;
 }
 
 bool CudaMemory::finish(std::string &error) {

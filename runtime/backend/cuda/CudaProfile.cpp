@@ -20,7 +20,7 @@ struct Totals {
   std::mutex mu;
   std::map<std::string, Row> kernels;
   uint64_t modules = 0, finishes = 0, allocations = 0, misses = 0, copies = 0,
-           copyBytes = 0;
+           copyBytes = 0, arenaGrowths = 0, arenaBytes = 0, arenaAllocations = 0;
   double moduleSeconds = 0, finishSeconds = 0, copySeconds = 0;
   Clock::time_point start = Clock::now();
 
@@ -46,8 +46,12 @@ struct Totals {
                  (unsigned long long)copies, (unsigned long long)copyBytes, finishSeconds,
                  (unsigned long long)finishes,
                  wall - kernelSeconds - moduleSeconds - copySeconds - finishSeconds);
-    std::fprintf(stderr, "  device allocations %llu, of which cuMemAlloc %llu\n",
-                 (unsigned long long)allocations, (unsigned long long)misses);
+    std::fprintf(stderr, "  device allocations: %llu from call arenas, %llu from the block cache"
+                         " of which cuMemAlloc %llu; arenas grown %llu times, to %llu bytes"
+                         " at most\n",
+                 (unsigned long long)arenaAllocations, (unsigned long long)allocations,
+                 (unsigned long long)misses, (unsigned long long)arenaGrowths,
+                 (unsigned long long)arenaBytes);
     std::fprintf(stderr, "  %-28s %10s %12s %12s %14s\n", "kernel", "launches", "total ms",
                  "us/launch", "threads/launch");
     for (size_t i = 0; i < rows.size() && i < 40; ++i) {
@@ -106,6 +110,19 @@ void allocation(bool miss) {
   std::lock_guard<std::mutex> lock(t.mu);
   ++t.allocations;
   t.misses += miss;
+}
+
+void arenaAllocation() {
+  Totals &t = totals();
+  std::lock_guard<std::mutex> lock(t.mu);
+  ++t.arenaAllocations;
+}
+
+void arenaGrowth(uint64_t capacity) {
+  Totals &t = totals();
+  std::lock_guard<std::mutex> lock(t.mu);
+  ++t.arenaGrowths;
+  t.arenaBytes = std::max(t.arenaBytes, capacity);
 }
 
 void copy(uint64_t bytes, double seconds) {

@@ -1,20 +1,23 @@
 //===- CudaBackend.h - Running a CUDA artifact ------------------*- C++ -*-===//
 //
-// A CUDA artifact's code section is x86-64 host code, like a CPU artifact's,
-// with the kernels' PTX embedded. Its entry takes the same memref descriptors
-// (Runtime/Exec.h), but every data pointer in them is device memory; the host
-// code only computes sizes, allocates and launches, calling:
+// A CUDA artifact's host code (its CUDA code section) is x86-64 code, like a
+// CPU artifact's; the kernels' PTX is in the kernels section, and every
+// launch site in the launch plan (lockstep/Artifact/Kernels.h). Its entry
+// takes the same memref descriptors (Runtime/Exec.h), but every data pointer
+// in them is device memory; the host code only computes sizes, allocates and
+// launches, calling:
 //   - the launch functions of MLIR's GPU lowering (`mgpuModuleLoadJIT`,
 //     `mgpuModuleGetFunction`, `mgpuLaunchKernel`, `mgpuStream*`), which
-//     this backend defines and lockstep-run exports: each module is loaded
-//     once (lazily, at its first kernel, since the object's constructor
-//     registers it while it is being dlopen'ed) and each kernel resolved
-//     once; every launch goes to one stream;
+//     this backend defines and lockstep-run exports: the object's
+//     constructors register its modules while it is dlopen'ed, and
+//     loadCudaModule then loads each module and resolves each kernel of the
+//     launch plan, once; a launch of a kernel the plan does not name is an
+//     error; every launch goes to one stream;
 //   - `lockstep_device_malloc`, `lockstep_device_aligned_alloc` and
-//     `lockstep_device_free` (lockstep-device-alloc), served from device
-//     memory by a caching allocator: a freed block is kept for the next
-//     request of its size class (four per doubling), so that steps, whose
-//     sizes change with their token count, rarely allocate.
+//     `lockstep_device_free` (lockstep-device-alloc), served from the call's
+//     arena (DeviceArena.h), and past it from a caching allocator (a freed
+//     block is kept for the next request of its size class, four per
+//     doubling).
 // Launch functions return nothing, so a CUDA error is recorded, later
 // launches are skipped, and the caller collects it (takeCudaError) after
 // the entry returns.
@@ -26,6 +29,7 @@
 #include "lockstep/Artifact/Artifact.h"
 #include "lockstep/Runtime/Backend/Backend.h"
 #include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
+#include "lockstep/Runtime/Backend/Cuda/DeviceArena.h"
 
 #include <map>
 #include <string>
@@ -34,8 +38,8 @@ namespace lockstep::rt {
 
 /// Loads the host code of a CUDA artifact (target kCudaTarget), after
 /// checking that a CUDA driver and GPU are there and that the GPU can run
-/// the artifact's `cuda.chip`. The module's kernels are loaded at their
-/// first launch.
+/// the artifact's `cuda.chip`, and loads the kernel modules and resolves the
+/// kernels of its launch plan.
 bool loadCudaModule(const LoadedArtifact &artifact, CpuModule &out, std::string &error);
 
 /// The first CUDA error since the last call (recorded by the launch and
@@ -43,6 +47,34 @@ bool loadCudaModule(const LoadedArtifact &artifact, CpuModule &out, std::string 
 bool takeCudaError(std::string &error);
 /// Records an error for takeCudaError (the first one since it was taken).
 void recordCudaError(const std::string &error);
+
+/// A call's arena (DeviceArena.h): one device block and its layout. Its
+/// methods are called with the backend's lock held.
+class CudaArena {
+public:
+  CudaArena() = default;
+  CudaArena(const CudaArena &) = delete;
+  CudaArena &operator=(const CudaArena &) = delete;
+  ~CudaArena();
+  /// Device memory for the call, or null when the arena cannot fit it.
+  void *allocate(size_t bytes);
+  /// False when `ptr` is not the arena's.
+  bool release(void *ptr);
+  /// A block the call took from the device allocator instead, and its free.
+  void overflowed(uint64_t bytes);
+  void overflowFreed(uint64_t bytes);
+  /// Frees everything the call took; when the call did not fit, the arena
+  /// grows to its peak (a quarter more) for the next call.
+  void endCall();
+  uint64_t capacity() const { return layout_.capacity(); }
+  int growths() const { return growths_; }
+
+private:
+  uint64_t base_ = 0; // the device block (a CUdeviceptr)
+  ArenaLayout layout_;
+  uint64_t demand_ = 0, overflowLive_ = 0;
+  int growths_ = 0;
+};
 
 /// Device memory for runGraphViews: inputs and outputs per call, weights
 /// uploaded once per artifact and kept; and for serving (CudaServing.cpp),
@@ -67,8 +99,13 @@ public:
                    int64_t heads, int64_t dim, std::string &error) override;
 
 private:
+  bool copyIn(const void *host, uint64_t bytes, void *device, std::string &error);
+
   std::vector<void *> perCall_;
   std::map<size_t, void *> weights_;
+  /// Inputs, outputs and intermediates of each call (weights and pools are
+  /// blocks of their own).
+  CudaArena arena_;
 };
 
 } // namespace lockstep::rt

@@ -3,8 +3,8 @@
 // LOCKSTEP_CUDA_PROFILE=1 makes every kernel launch wait for its kernel and
 // sums the wall time of each kernel (by name), of module loads (the PTX is
 // compiled by the driver at the first launch of a module's kernel), of the
-// per-call waits (finish), and counts the device allocator's calls and
-// misses. The table goes to stderr when the process exits. Profiling
+// per-call waits (finish), and counts the device allocations, those that
+// went to cuMemAlloc, and the growths of the calls' arenas. The table goes to stderr when the process exits. Profiling
 // serializes the stream, so the total is an upper bound on an unprofiled
 // run's; the split between kernels and the host is what it is for.
 //
@@ -31,6 +31,10 @@ void moduleLoad(double seconds);
 void finish(double seconds);
 /// Adds a device allocation; MISS when it went to cuMemAlloc.
 void allocation(bool miss);
+/// Adds an allocation from a call's arena.
+void arenaAllocation();
+/// Adds a growth of a call's arena to CAPACITY bytes.
+void arenaGrowth(uint64_t capacity);
 /// Adds a host↔device copy of BYTES.
 void copy(uint64_t bytes, double seconds);
 
