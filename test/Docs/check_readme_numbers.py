@@ -1,12 +1,19 @@
 #!/usr/bin/env python3
-"""Checks the numbers README.md states against their sources, so that they
-cannot drift:
+"""Checks the numbers README.md and docs/*.md state against their sources,
+so that they cannot drift:
   - the conformance count against docs/conformance.md (generated);
   - the onnxruntime tolerance against test/E2E/check_models.py;
   - the model counts against the files under models/;
   - the fuzz schedule counts against the fuzz tests, and that every model
-    under models/ is fuzzed by one of them.
-Prints one line per check and "readme numbers: N checked, N wrong"."""
+    under models/ is fuzzed by one of them;
+  - the GPU campaign lengths against the gpu-summary line of docs/gpu.md
+    (itself checked by gpu-results.test);
+  - the defaults and sizes the docs quote (demo, importer fuzzer, opsets,
+    inline constants, pressure test, controls, bench's scheduler, fuzz's
+    block sizes, row checks) against the scripts, tests and sources that
+    set them.
+The speed figures are checked by bench-numbers.test (bench/summary.py).
+Prints one line per check and "doc numbers: N checked, N wrong"."""
 import glob
 import os
 import re
@@ -14,16 +21,23 @@ import sys
 
 root = sys.argv[1]
 read = lambda p: open(os.path.join(root, p), encoding="utf-8").read()
-readme = " ".join(read("README.md").split())  # one line: claims wrap
+flat = lambda p: " ".join(read(p).split())  # one line: claims wrap
+readme = flat("README.md")
 wrong = checked = 0
 
 
-def claim(what, stated, actual):
+def claim(what, stated, actual, doc="README"):
     global wrong, checked
     checked += 1
     ok = str(stated) == str(actual)
     wrong += not ok
-    print(f"{'ok   ' if ok else 'WRONG'} {what}: README says {stated}, the source says {actual}")
+    print(f"{'ok   ' if ok else 'WRONG'} {what}: {doc} says {stated}, the source says {actual}")
+
+
+def find(text, pattern, flags=0):
+    """The groups of pattern in text (a missing claim is a wrong one: None)."""
+    m = re.search(pattern, text, flags)
+    return m and (m.groups() if len(m.groups()) > 1 else m.group(1))
 
 
 m = re.search(r"pass through the CPU backend: (\d+) of the (\d+)", readme)
@@ -65,5 +79,80 @@ missing = [p for p in models if p not in most]
 claim("models not fuzzed by a test", 0, len(missing))
 for p in missing:
     print(f"  not fuzzed: models/{p}")
-print(f"readme numbers: {checked} checked, {wrong} wrong")
+
+# Sizes and defaults, each against what sets it.
+nocache = [p for p in models if p.startswith("nocache" + os.sep)]
+claim("whole-sequence exports", find(readme, r"\((\d+) whole-sequence exports under `models/nocache`\)"),
+      len(nocache))
+claim("demo's campaign", find(readme, r"a fuzz campaign of (\d+) schedules"),
+      find(read("scripts/demo"), r'^schedules="\$\{2:-(\d+)\}"', re.M))
+claim("LLVM/MLIR version", find(readme, r"LLVM/MLIR (\d+)"),
+      find(read("scripts/setup"), r"libmlir-(\d+)-dev"))
+if read("/etc/debian_version").startswith("12") if os.path.exists("/etc/debian_version") else False:
+    import subprocess
+    v = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "libonnx-dev"],
+                       capture_output=True, text=True).stdout
+    claim("libonnx-dev on Debian 12", find(readme, r"libonnx-dev (\d+\.\d+)"),
+          ".".join(v.split(".")[:2]) or None)
+importer = read("include/lockstep/Import/ONNXImporter.h")
+opsets = (find(importer, r"kMinOpset = (\d+);"), find(importer, r"kMaxOpset = (\d+);"))
+claim("opsets", find(readme, r"Supported: opsets (\d+) to (\d+) of the default domain"), opsets)
+claim("opsets", find(flat("docs/ops.md"), r"at opsets (\d+) to (\d+) of"), opsets, "docs/ops.md")
+claim("inline initializers", find(readme, r"initializers of (\d+) elements or fewer become"),
+      find(read("lib/Import/GraphImporter.cpp"), r"kMaxInlineElements = (\d+);"))
+fuzz_default = find(read("scripts/fuzz-import"), r'^seconds="\$\{1:-(\d+)\}"', re.M)
+claim("importer fuzzer default", find(readme, r"runs it \(default (\d+) s\)"), fuzz_default)
+claim("importer fuzzer in the suite",
+      find(readme, r"`test/Fuzz/import-fuzzer.test` is the (\d+) s run"),
+      find(read("test/Fuzz/import-fuzzer.test"), r"scripts/fuzz-import (\d+) "))
+pressure = read("test/Serving/pressure.test")
+p_requests = find(pressure, r"make_prompts.py (\d+) ")
+p_budget = find(pressure, r"--kv-blocks (\d+) --block-size (\d+) --preempt recompute")
+claim("pressure test requests", find(readme, r"\(`test/Serving/pressure.test`: (\d+) requests\)"),
+      p_requests)
+serving = flat("docs/serving.md")
+claim("pressure test", find(serving, r"pressure.test` runs (\d+) requests under a KV budget of "
+                                     r"(\d+) blocks of (\d+) tokens"),
+      (p_requests,) + tuple(p_budget or (None, None)), "docs/serving.md")
+claim("GPU schedules (fixture, other model)",
+      find(readme, r"over (\d+) fuzz schedules on each fixture and (\d+) on every other model"),
+      tuple(reversed(find(read("docs/gpu.md"),
+                          r"^fuzz cuda: \d+ models, \d+ campaigns, (\d+) to (\d+) schedules", re.M)
+                     or (None, None))))
+claim("ragged steps", find(serving, r"All (\d+) decoders under `models/` become ragged steps"),
+      len(models), "docs/serving.md")
+claim("generate references", find(serving, r"every decoder under `models/` \((\d+)\)"),
+      len(models), "docs/serving.md")
+claim("onnxruntime tolerance", find(serving, r"logits within (\S+) relative") and
+      float(find(serving, r"logits within (\S+) relative")), t and float(t.group(1)),
+      "docs/serving.md")
+claim("fixtures fuzzed", find(serving, r"\(`?(\d+) schedules on each of the (\d+) fixtures"),
+      (str(min((most.get(p, 0) for p in fixtures), default=0)), str(len(fixtures))),
+      "docs/serving.md")
+control = find(read("test/Fuzz/adaptive-control.test"),
+               r"not lockstep-run fuzz \S+ --schedules (\d+)")
+claim("adaptive control", find(serving, r"control fails within (\d+) schedules"), control,
+      "docs/serving.md")
+bench_src = read("tools/lockstep-run/Bench.cpp")
+claim("bench's batched scheduler", find(serving, r"\(token budget (\d+), (\d+) requests per step\)"),
+      (find(bench_src, r"tokenBudget = (\d+);"), find(bench_src, r"maxSeqs = (\d+);")),
+      "docs/serving.md")
+sizes = find(read("harness/Fuzz.cpp"), r"blockSizes\[\] = \{([\d, ]+)\}")
+sizes = sizes and [int(x) for x in sizes.split(",")]
+claim("fuzz block sizes", find(serving, r"block sizes from (\d+) to (\d+)"),
+      sizes and (str(min(sizes)), str(max(sizes))), "docs/serving.md")
+numerics = flat("docs/numerics.md")
+claim("onnxruntime tolerance", find(numerics, r"agrees with onnxruntime within (\S+) relative") and
+      float(find(numerics, r"agrees with onnxruntime within (\S+) relative")),
+      t and float(t.group(1)), "docs/numerics.md")
+for m in re.findall(r"(?:All|Every attention site of the) (\d+) models", numerics):
+    claim("models", m, len(models), "docs/numerics.md")
+rows = [find(read(f"test/Invariance/rows-{k}.test"), r"CHECK: \d+ runs, (\d+) rows compared, 0 rows differ")
+        for k in ("matmul", "norm", "softmax")]
+claim("row checks", find(numerics, r"computed among M = 1..(\d+) rows .*?: ([\d,]+) rows per model"),
+      (find(read("test/Invariance/Inputs/lockstep-rowcheck.cpp"), r"maxRows = (\d+),"),
+       f"{int(rows[0]):,}" if len(set(rows)) == 1 and rows[0] else rows), "docs/numerics.md")
+claim("controls caught within", find(numerics, r"catches each within (\d+) schedules"),
+      find(read("test/Fuzz/controls.test"), r"within (\d+) schedules"), "docs/numerics.md")
+print(f"doc numbers: {checked} checked, {wrong} wrong")
 sys.exit(1 if wrong else 0)
