@@ -154,5 +154,19 @@ claim("row checks", find(numerics, r"computed among M = 1..(\d+) rows .*?: ([\d,
        f"{int(rows[0]):,}" if len(set(rows)) == 1 and rows[0] else rows), "docs/numerics.md")
 claim("controls caught within", find(numerics, r"catches each within (\d+) schedules"),
       find(read("test/Fuzz/controls.test"), r"within (\d+) schedules"), "docs/numerics.md")
+gpu = flat("docs/gpu.md")
+runs = sorted(glob.glob(os.path.join(root, "docs", "gpu-runs", "2026-12-02", "run*.log")))
+drivers = {open(r, encoding="utf-8").readline().strip().split(", ")[-1] for r in runs}
+claim("GPU driver", find(gpu, r"On the H200 \(driver (\S+)\)"),
+      drivers.pop() if len(drivers) == 1 else drivers, "docs/gpu.md")
+profile = read("docs/gpu-runs/2026-12-02/profile-llama_tiny.log")
+ms = {m: find(profile, rf"^{m}\s+\d+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+([0-9.]+)$", re.M)
+      for m in ("alone", "batched")}
+shape = find(profile, r"^requests\s+(\d+) x \((\d+) prompt \+ (\d+) new tokens\)", re.M)
+claim("GPU bench step times",
+      find(gpu, r"bench` on it: (\S+) ms a batched step \((\d+) requests of (\d+) \+ (\d+) "
+                r"tokens\) and (\S+) ms a step alone"),
+      ms["batched"] and ms["alone"] and shape and
+      ((f"{float(ms['batched']):.2g}",) + shape + (f"{float(ms['alone']):.2g}",)), "docs/gpu.md")
 print(f"doc numbers: {checked} checked, {wrong} wrong")
 sys.exit(1 if wrong else 0)
