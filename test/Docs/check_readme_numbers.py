@@ -168,5 +168,37 @@ claim("GPU bench step times",
                 r"tokens\) and (\S+) ms a step alone"),
       ms["batched"] and ms["alone"] and shape and
       ((f"{float(ms['batched']):.2g}",) + shape + (f"{float(ms['alone']):.2g}",)), "docs/gpu.md")
+# The chunk widths of numerics.md's table (and its examples) by the rule, with
+# the widths of include/lockstep/Reductions/Chunking.h.
+chunking = read("include/lockstep/Reductions/Chunking.h")
+cmax, cmin, cdyn = (int(find(chunking, rf"{k} = (\d+)")) for k in ("maxChunk", "minChunk", "dynamicChunk"))
+
+
+def width(n):
+    if n <= cmax:
+        return n
+    return next((c for c in range(cmax, cmin - 1, -1) if n % c == 0), cmax)
+
+
+table = find(numerics, r"\| static, `L <= (\d+)` \| `L` .*? \| \| static, `L > (\d+)` \| the largest divisor "
+                       r"of `L` in `\[(\d+), (\d+)\]` \(([^)]*)\) \| \| static, no such divisor \| (\d+), "
+                       r"with a tail \((\d+): one chunk and a tail of (\d+)\) \| \| dynamic \| (\d+) \|")
+claim("chunk widths", table and table[:4] + table[5:6] + table[8:],
+      tuple(map(str, (cmax, cmax, cmin, cmax, cmax, cdyn))), "docs/numerics.md")
+examples = table and [tuple(map(int, e.split(": "))) for e in table[4].split(", ")]
+claim("chunk width examples", examples, [(n, width(n)) for n, _ in examples or [(0, 0)]],
+      "docs/numerics.md")
+tail_n = table and int(table[6])
+claim("chunk width with a tail", table and (table[6], table[7]),
+      tail_n and (str(tail_n), str(tail_n % width(tail_n))) if tail_n and tail_n % width(tail_n) and
+      all(tail_n % c for c in range(cmin, cmax + 1)) else "no tail", "docs/numerics.md")
+claim("values tracked", find(flat("docs/shapes.md"), r"Integer tensors of at most (\d+) elements"),
+      find(read("include/lockstep/Shape/ShapeInference.h"), r"kMaxTrackedElements = (\d+);"),
+      "docs/shapes.md")
+interrupted = find(read("tools/lockstep-run/Commands.h"), r"kInterruptedStatus = (\d+);")
+claim("SIGINT status", find(readme, r"report, and exits (\d+)"), interrupted)
+claim("SIGINT status", (find(serving, r"unfinished ones .*? and exits (\d+)\."),
+                        find(serving, r"mismatch; (\d+) when SIGINT")),
+      (interrupted, interrupted), "docs/serving.md")
 print(f"doc numbers: {checked} checked, {wrong} wrong")
 sys.exit(1 if wrong else 0)
