@@ -200,5 +200,17 @@ claim("SIGINT status", find(readme, r"report, and exits (\d+)"), interrupted)
 claim("SIGINT status", (find(serving, r"unfinished ones .*? and exits (\d+)\."),
                         find(serving, r"mismatch; (\d+) when SIGINT")),
       (interrupted, interrupted), "docs/serving.md")
+fuzz_src = read("harness/Fuzz.cpp")
+words = {"0.25": "quarter", "0.5": "half"}
+claim("wide schedules", find(serving, r"A (\w+) of the schedules are wide"),
+      words.get(find(fuzz_src, r"wide: every request.*?if \(knobs\.chance\(([0-9.]+)\)\)", re.S)),
+      "docs/serving.md")
+claim("wide schedules", find(readme, r"a (\w+) of them wide"),
+      words.get(find(fuzz_src, r"wide: every request.*?if \(knobs\.chance\(([0-9.]+)\)\)", re.S)))
+claim("tight KV budgets", find(serving, r"KV budgets that are tight (\w+) of the time"),
+      words.get(find(fuzz_src, r"s\.kvBlocks = knobs\.chance\(([0-9.]+)\)")), "docs/serving.md")
+exports = sorted({find(p, r"(\d+)\.onnx$") for p in models if p.startswith("torch" + os.sep)})
+claim("exporters' opsets", find(readme, r"neither exporter emits them at opsets (\d+) and (\d+)"),
+      tuple(exports), "README (models/torch names)")
 print(f"doc numbers: {checked} checked, {wrong} wrong")
 sys.exit(1 if wrong else 0)
