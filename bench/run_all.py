@@ -110,7 +110,11 @@ def bench_exec(quick):
 
 
 def bench_serve(quick):
-    d = tempfile.mkdtemp()
+    with tempfile.TemporaryDirectory() as d:
+        yield from serve_in(d)
+
+
+def serve_in(d):
     src = os.path.join(MODELS, SERVE_MODEL)
     lsa = {}
     for form in ("ragged", "graph"):
@@ -139,7 +143,8 @@ def bench_serve(quick):
 
 def bench_compile(quick):
     load = loadavg()
-    out = run([PY, os.path.join(HERE, "compile_large.py")]).stdout
+    with tempfile.TemporaryDirectory() as d:  # the models and artifacts: about 2 GB
+        out = run([PY, os.path.join(HERE, "compile_large.py"), "--keep", d]).stdout
     m = need(r"^model: ([\d,]+) parameters, (\d+) MiB, (\d+) nodes", out, "model")
     c = need(r"^config: (\d+) layers, hidden (\d+), vocab (\d+)", out, "config")
     for label in ("weights embedded", "weights referenced"):
@@ -154,7 +159,8 @@ def bench_compile(quick):
 
 def bench_import(quick):
     load = loadavg()
-    out = run([PY, os.path.join(HERE, "import_large.py")]).stdout
+    with tempfile.TemporaryDirectory() as d:  # the models: about 800 MB
+        out = run([PY, os.path.join(HERE, "import_large.py"), "--keep", d]).stdout
     m = need(r"^model: ([\d,]+) parameters, (\d+) MiB", out, "model")
     for case, label in (("external data", r"lockstep-opt --emit=summary \(external data\)"),
                         ("inline", r"lockstep-opt --emit=summary \(inline\)"),
