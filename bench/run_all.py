@@ -20,6 +20,7 @@ Measured (build/ must be built; onnxruntime from .venv):
   import   bench/import_large.py: import of a 1e8-parameter graph against
            onnx.load of the same file.
 --quick runs fewer repeats (for trying the driver; the docs quote full runs).
+A serving case runs 5 times (the runs are short), its medians logged.
 Each measurement records the load average before it: on a shared machine,
 read the spread with it."""
 import argparse
@@ -53,6 +54,7 @@ SERVE_CASES = [
     (32, 64, 32, 2, ("ragged", "graph")),
     (32, 4, 64, 1, ("ragged", "graph")),
 ]
+SERVE_REPEAT = 5  # bench runs a case, the median of each figure kept
 
 
 def loadavg():
@@ -111,32 +113,46 @@ def bench_exec(quick):
 
 def bench_serve(quick):
     with tempfile.TemporaryDirectory() as d:
-        yield from serve_in(d)
+        yield from serve_in(d, quick)
 
 
-def serve_in(d):
+def serve_in(d, quick):
     src = os.path.join(MODELS, SERVE_MODEL)
     lsa = {}
     for form in ("ragged", "graph"):
         lsa[form] = os.path.join(d, form + ".lsa")
         run([os.path.join(BIN, "lockstep-opt"), src, "-o", lsa[form], f"--step={form}"])
     row = r"^{}\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)$"
+    reps = 1 if quick else SERVE_REPEAT
     for requests, prompt, new, threads, forms in SERVE_CASES:
         for form in forms:
             load = loadavg()
-            r = run([os.path.join(BIN, "lockstep-run"), "bench", lsa[form],
-                     "--requests", str(requests), "--prompt-len", str(prompt),
-                     "--max-new-tokens", str(new), "--threads", str(threads)], ok=(0, 1))
-            out = r.stdout
-            step = need(r"^step\s+(\S+)$", out, "step").group(1)
-            rec = {"bench": "serve", "model": SERVE_MODEL, "step": step, "requests": requests,
-                   "prompt_len": prompt, "max_new_tokens": new, "threads": threads}
+            runs = []
+            for _ in range(reps):
+                r = run([os.path.join(BIN, "lockstep-run"), "bench", lsa[form],
+                         "--requests", str(requests), "--prompt-len", str(prompt),
+                         "--max-new-tokens", str(new), "--threads", str(threads)], ok=(0, 1))
+                out = r.stdout
+                printed = need(r"^step\s+(.+)$", out, "step").group(1)
+                if printed.startswith("ragged") != (form == "ragged"):
+                    sys.exit(f"run_all: compiled as {form}, bench served it as '{printed}'")
+                one = {"identical": "identical bit for bit" in out and r.returncode == 0}
+                for mode in ("alone", "batched"):
+                    steps, wall, gen, fed, ms = need(row.format(mode), out, mode).groups()
+                    one[mode] = {"steps": int(steps), "wall_s": float(wall),
+                                 "generated_per_s": float(gen), "fed_per_s": float(fed),
+                                 "ms_per_step": float(ms)}
+                runs.append(one)
+            med = lambda xs: sorted(xs)[len(xs) // 2]
+            rec = {"bench": "serve", "model": SERVE_MODEL, "step": form, "step_printed": printed,
+                   "requests": requests, "prompt_len": prompt, "max_new_tokens": new,
+                   "threads": threads, "repeat": reps,
+                   "identical": all(o["identical"] for o in runs)}
             for mode in ("alone", "batched"):
-                steps, wall, gen, fed, ms = need(row.format(mode), out, mode).groups()
-                rec[mode] = {"steps": int(steps), "wall_s": float(wall),
-                             "generated_per_s": float(gen), "fed_per_s": float(fed),
-                             "ms_per_step": float(ms)}
-            rec["identical"] = "identical bit for bit" in out and r.returncode == 0
+                rec[mode] = {k: med([o[mode][k] for o in runs]) for k in runs[0][mode]}
+            rec["batched_over_alone"] = med([o["batched"]["generated_per_s"] /
+                                             o["alone"]["generated_per_s"] for o in runs])
+            rec["runs"] = runs
             rec["loadavg"] = load
             yield rec
 

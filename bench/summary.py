@@ -79,12 +79,10 @@ def plural(n, word):
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def recs(runs, bench, **match):
-    out = []
-    for _, rs in runs:
-        for r in rs:
-            if r.get("bench") == bench and all(r.get(k) == v for k, v in match.items()):
-                out.append(r)
+def recs(runs, bench):
+    out = [r for _, rs in runs for r in rs if r.get("bench") == bench]
+    if not out:
+        sys.exit(f"summary: no '{bench}' measurement in the logs")
     return out
 
 
@@ -158,8 +156,10 @@ def serve_section(runs):
         if k not in shapes:
             shapes.append(k)
     models = sorted({r["model"] for r in rs})
+    reps = sorted({r["repeat"] for r in rs})
     lines = [f"`lockstep-run bench` on {', '.join('`models/' + m + '`' for m in models)}, "
-             f"generated tokens per second, each request alone and all batched in the same run:"]
+             f"generated tokens per second, each request alone and all batched in the same run "
+             f"(in a run, the median of {' or '.join(map(str, reps))} benches of each case):"]
     label = {"ragged": "ragged step (default)", "graph": "`--step=graph` (one call per request)"}
     for n, prompt, new in shapes:
         lines += ["", f"{n} requests of {prompt} prompt + {new} new tokens:", "",
@@ -178,15 +178,15 @@ def serve_section(runs):
                 f"| {label.get(step, step)} | {threads} "
                 f"| {rng([r['alone']['generated_per_s'] for r in c], 'rate')} "
                 f"| {rng([r['batched']['generated_per_s'] for r in c], 'rate')} "
-                f"| {rng([r['batched']['generated_per_s'] / r['alone']['generated_per_s'] for r in c], 'ratio')} |")
+                f"| {rng([r['batched_over_alone'] for r in c], 'ratio')} |")
     same = sum(1 for r in rs if r["identical"])
     lines.append("")
     if same == len(rs):
         lines.append(f"Logits identical bit for bit between alone and batched in every one of the "
-                     f"{len(rs)} bench runs.")
+                     f"{sum(r['repeat'] for r in rs)} benches.")
     else:
         lines.append(f"Logits DIFFERENT between alone and batched in {len(rs) - same} of the "
-                     f"{len(rs)} bench runs.")
+                     f"{len(rs)} cases measured.")
     return lines
 
 
