@@ -47,6 +47,7 @@ EXEC_CASES = [
     ("torch/llama_dynamo18.onnx", 1, 256, ["--attention=decomposed"]),
 ]
 EXEC_THREADS = 2
+EXEC_REPEAT = 50  # timed runs a case, the median kept (a decode step is under 1 ms)
 # Serving: (requests, prompt_len, max_new, threads, forms).
 SERVE_MODEL = "torch/llama_dynamo18.onnx"
 SERVE_CASES = [
@@ -98,7 +99,7 @@ def need(pattern, text, what):
 
 def bench_exec(quick):
     for model, seq, past, flags in EXEC_CASES:
-        repeat = 3 if quick else 10
+        repeat = 3 if quick else EXEC_REPEAT
         load = loadavg()
         cmd = [PY, os.path.join(HERE, "exec_vs_ort.py"), os.path.join(MODELS, model),
                "--seq", str(seq), "--past", str(past), "--threads", str(EXEC_THREADS),
