@@ -101,8 +101,9 @@ def machine(runs):
          f"{' / '.join(cpus)} with onnxruntime {' / '.join(sorted({m['onnxruntime'] for m in ms}))}; "
          f"a range is the lowest to the highest over the runs. The 1-minute load average before a "
          f"measurement was {rng(loads, 'load')}"
-         + (f" (at times above half the {max(cores)} cores: the machine was shared, so "
-            "the times include contention; each ratio is to a reference measured in the same run)."
+         + (f", more than half its {max(cores)} cores: the machine was not idle, so the times "
+            "include contention from other work; each ratio is to a reference measured in the same "
+            "run."
             if busy else "."))
     lines = [s]
     if quick or dirty:
@@ -196,9 +197,11 @@ def compile_section(runs):
     parts = []
     for case in ("weights embedded", "weights referenced"):
         c = [r for r in rs if r["case"] == case]
+        above = [r["above_weights_mib"] for r in c]
         parts.append(f"{case} {rng([r['wall_s'] for r in c], 's')} s, "
-                     f"{rng([r['peak_mib'] for r in c], 'mib')} MiB peak "
-                     f"({rng([r['above_weights_mib'] for r in c], 'mib')} MiB above the weights)")
+                     f"{rng([r['peak_mib'] for r in c], 'mib')} MiB peak" +
+                     (f" ({rng(above, 'mib')} MiB above the weights)" if min(above) > 0 else
+                      " (less than the weights)" if max(above) < 0 else ""))
     return [f"`bench/compile_large.py` compiles a Llama-style decoder of {sci(r0['params'])} "
             f"parameters ({r0['layers']} layers, hidden {r0['hidden']}, vocab {r0['vocab']}, "
             f"{r0['weights_mib']} MiB of weights) to an artifact: " + "; ".join(parts) + "."]
