@@ -96,7 +96,12 @@ def machine(runs):
     quick = sum(1 for m in ms if m.get("quick"))
     dirty = sum(1 for m in ms if m.get("dirty"))
     busy = max(loads) > 0.5 * max(cores)
+    commits = []
+    for m in ms:
+        if m["commit"][:7] not in commits:
+            commits.append(m["commit"][:7])
     s = (f"Measured by `bench/run_all.py`: {plural(len(runs), 'run')} on {' to '.join(dates[::max(1, len(dates) - 1)])} "
+         f"at {'commit' if len(commits) == 1 else 'commits'} {', '.join(commits)} "
          f"({', '.join('`' + d + '/`' for d in dirs)}), on {' or '.join(map(str, cores))} cores of "
          f"{' / '.join(cpus)} with onnxruntime {' / '.join(sorted({m['onnxruntime'] for m in ms}))}; "
          f"a range is the lowest to the highest over the runs. The 1-minute load average before a "
