@@ -84,6 +84,10 @@ for p in missing:
 nocache = [p for p in models if p.startswith("nocache" + os.sep)]
 claim("whole-sequence exports", find(readme, r"\((\d+) whole-sequence exports under `models/nocache`\)"),
       len(nocache))
+demo = read("scripts/demo")
+printf = find(demo, r"printf '%s\\n' (.*?) > \"\$work/prompts\.jsonl\"", re.S)
+claim("demo's prompts", find(readme, r"generate for (\d+) prompts"),
+      printf and len(re.findall(r"'[^']*'", printf)))
 claim("demo's campaign", find(readme, r"a fuzz campaign of (\d+) schedules"),
       find(read("scripts/demo"), r'^schedules="\$\{2:-(\d+)\}"', re.M))
 claim("LLVM/MLIR version", find(readme, r"LLVM/MLIR (\d+)"),
