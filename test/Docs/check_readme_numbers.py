@@ -196,6 +196,30 @@ tail_n = table and int(table[6])
 claim("chunk width with a tail", table and (table[6], table[7]),
       tail_n and (str(tail_n), str(tail_n % width(tail_n))) if tail_n and tail_n % width(tail_n) and
       all(tail_n % c for c in range(cmin, cmax + 1)) else "no tail", "docs/numerics.md")
+# The mask proof's grid (passes/ProveMask.cpp, include/lockstep/Serving/Evaluate.h).
+prove = read("passes/ProveMask.cpp")
+grid = (find(prove, r"for \(int64_t t = 1; t <= (\d+); \+\+t\)"),
+        find(prove, r"for \(int64_t t : \{([\d, ]+)\}\)"),
+        find(prove, r"a >= (\d+) && a <= double\(1 << (\d+)\)"))
+claim("mask proof grid",
+      find(numerics, r"contexts of 1 to (\d+) positions, ([\d, ]+), and `c - 1 \.\. c \+ 2`, `2c`, "
+                     r"`2c \+ 1` for every integer constant `c` \((\d+) to 2\^(\d+)\)"),
+      grid[2] and (grid[0], grid[1], grid[2][0], grid[2][1]), "docs/numerics.md")
+claim("mask fill", find(numerics, r"masked \(false, or at or below `(-1e\d+)`"),
+      find(prove, r"!\(fill->at\(0\) <= (-1e\d+)\)"), "docs/numerics.md")
+claim("evaluator cap", find(numerics, r"Tensors are capped at 2\^(\d+) elements"),
+      find(read("include/lockstep/Serving/Evaluate.h"), r"maxElements = int64_t\(1\) << (\d+)\)"),
+      "docs/numerics.md")
+# The negative controls' defaults (include/lockstep/Passes/Passes.td).
+td = read("include/lockstep/Passes/Passes.td")
+rows_, chunk_ = (find(td, rf'Option<"{o}", "[a-z-]+", "int64_t", /\*default=\*/"(\d+)"')
+                 for o in ("adaptiveRows", "adaptiveChunk"))
+claim("adaptive control", find(numerics, r"with fewer than (\d+) rows it is split into chunks of (\d+),"),
+      (rows_, chunk_), "docs/numerics.md")
+claim("adaptive-kv control", find(numerics, r"key chunks \(split-KV\) are (\d+) keys wide when the query "
+                                            r"has fewer than (\d+) rows"), (chunk_, rows_), "docs/numerics.md")
+claim("adaptive-threads control", find(numerics, r"every such reduction split into chunks of (\d+) when"),
+      chunk_, "docs/numerics.md")
 claim("values tracked", find(flat("docs/shapes.md"), r"Integer tensors of at most (\d+) elements"),
       find(read("include/lockstep/Shape/ShapeInference.h"), r"kMaxTrackedElements = (\d+);"),
       "docs/shapes.md")
