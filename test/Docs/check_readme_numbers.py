@@ -163,6 +163,45 @@ runs = sorted(glob.glob(os.path.join(root, "docs", "gpu-runs", "2026-12-02", "ru
 drivers = {open(r, encoding="utf-8").readline().strip().split(", ")[-1] for r in runs}
 claim("GPU driver", find(gpu, r"On the H200 \(driver (\S+)\)"),
       drivers.pop() if len(drivers) == 1 else drivers, "docs/gpu.md")
+defaults = read("scripts/test-gpu")
+claim("test-gpu defaults",
+      find(gpu, r"\(`--cpu-schedules`, default (\d+)\).*?\(`--wide-schedules`, default (\d+)\).*?"
+                r"\(`--schedules-fixtures`, default (\d+), and `--schedules`, default (\d+)\)"),
+      tuple(find(defaults, rf"\b{v}=(\d+)") for v in ("cpuSchedules", "wide", "fixtureSchedules",
+                                                     "otherSchedules")), "docs/gpu.md")
+gpu_models = [len({l.split()[1] for l in open(r, encoding="utf-8")
+                   if re.match(r"^(ok  |FAIL) \S+ fuzz cuda: ", l)}) for r in runs[1:3]]
+claim("GPU campaigns by log",
+      find(gpu, r"timed out during the GPU campaigns of its (\d+)th model; `run3.log` the GPU "
+                r"campaigns of the (\d+) models not finished"),
+      tuple(map(str, gpu_models)), "docs/gpu.md")
+# A GPU campaign's split: per model, its distinct seeds and schedules a campaign.
+split = {}
+for r in runs:
+    for l in open(r, encoding="utf-8"):
+        m = re.match(r"^ok   (\S+) fuzz cuda: (\d+) schedules, .*, seed (\d+),", l)
+        if m:
+            split.setdefault(m.group(1), {})[int(m.group(3))] = int(m.group(2))
+# docs/gpu.md's fixtures: llama_tiny, gpt2_tiny and the torch exports.
+is_fixture = lambda n: re.fullmatch(r"models_(llama_tiny|gpt2_tiny|torch_\w+)", n)
+
+
+def shape_of(fixture):
+    """(campaigns a model, schedules a campaign), when every model has the same."""
+    got = {(len(v), *sorted(set(v.values()))) for n, v in split.items()
+           if bool(is_fixture(n)) == fixture}
+    return got.pop() if len(got) == 1 and len(next(iter(got))) == 2 else got
+
+
+words = {"ten": 10, "five": 5, "twenty": 20}
+stated = find(gpu, r"A fixture's (\d+) schedules are (\w+) campaigns of (\d+) with seeds "
+                   r"`S\*100\+1\.\.S\*100\+(\d+)`; another model's (\d+) are (\w+) of (\d+)\.")
+fx, ot = shape_of(True), shape_of(False)
+claim("GPU campaign split", stated and (int(stated[0]), words.get(stated[1]), int(stated[2]),
+                                        int(stated[3]), int(stated[4]), words.get(stated[5]),
+                                        int(stated[6])),
+      (fx[0] * fx[1], fx[0], fx[1], fx[0], ot[0] * ot[1], ot[0], ot[1])
+      if isinstance(fx, tuple) and isinstance(ot, tuple) else (fx, ot), "docs/gpu.md")
 profile = read("docs/gpu-runs/2026-12-02/profile-llama_tiny.log")
 ms = {m: find(profile, rf"^{m}\s+\d+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+([0-9.]+)$", re.M)
       for m in ("alone", "batched")}
