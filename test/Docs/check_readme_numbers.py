@@ -259,6 +259,29 @@ claim("adaptive-kv control", find(numerics, r"key chunks \(split-KV\) are (\d+) 
                                             r"has fewer than (\d+) rows"), (chunk_, rows_), "docs/numerics.md")
 claim("adaptive-threads control", find(numerics, r"every such reduction split into chunks of (\d+) when"),
       chunk_, "docs/numerics.md")
+# The canonical NaN of each float type, from runtime/Exec.cpp's (exponent,
+# mantissa) bits: sign clear, exponent all ones, quiet bit set, payload 0.
+nan_bits = [tuple(map(int, g)) for g in re.findall(
+    r"canonicalizeNaNs\(static_cast<uint\d+_t \*>\(data\), bytes / \d, (\d+), (\d+)\);",
+    read("runtime/Exec.cpp"))]
+claim("canonical NaNs",
+      find(numerics, r"\(`(0x[0-9a-f]+)` in f32, `(0x[0-9a-f]+)` in f64, `(0x[0-9a-f]+)` in f16, "
+                     r"`(0x[0-9a-f]+)` in bf16;"),
+      tuple(f"0x{((1 << e) - 1) << m | 1 << (m - 1):0{(1 + e + m) // 4}x}" for e, m in nan_bits),
+      "docs/numerics.md")
+claim("head sizes in one chunk", find(numerics, r"one whole chunk for head sizes up to (\d+)\)"),
+      str(cmax), "docs/numerics.md")
+words_n = {"two": 2, "three": 3, "four": 4, "five": 5}
+claim("controls' models", words_n.get(find(numerics, r"the latter for (\w+) models")),
+      len(re.findall(r"%models/\S+\.onnx", read("test/Fuzz/controls.test"))), "docs/numerics.md")
+claim("huge Slice end", find(flat("docs/shapes.md"), r"an end of 2\^(\d+) or more means"),
+      find(read("include/lockstep/Shape/ShapeInference.h"), r"kHugeSliceIndex = int64_t\(1\) << (\d+);"),
+      "docs/shapes.md")
+claim("GPU block", find(gpu, r"flattened to one dim \((\d+) threads a block"),
+      find(read("passes/MapToGPU.cpp"), r"kBlock = (\d+);"), "docs/gpu.md")
+claim("artifact format", find(gpu, r"kernels section \(format version (\d+),"),
+      find(read("include/lockstep/Artifact/Artifact.h"), r"kArtifactFormatVersion = (\d+);"),
+      "docs/gpu.md")
 claim("values tracked", find(flat("docs/shapes.md"), r"Integer tensors of at most (\d+) elements"),
       find(read("include/lockstep/Shape/ShapeInference.h"), r"kMaxTrackedElements = (\d+);"),
       "docs/shapes.md")
