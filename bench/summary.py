@@ -123,7 +123,8 @@ def exec_section(runs):
     repeats = sorted({r["repeat"] for r in rs})
     lines = [f"`bench/exec_vs_ort.py`: one forward pass of the exported graph (`--step=graph`), "
              f"batch 1, {' or '.join(map(str, threads))} threads, the median of "
-             f"{' or '.join(map(str, repeats))} repeats, against onnxruntime's `run` in the same run:",
+             f"{' or '.join(map(str, repeats))} repeats, against onnxruntime's `run` in the same run "
+             f"(the last column is Lockstep's time over onnxruntime's: below 1x, Lockstep is faster):",
              "",
              "| model | pass | attention | onnxruntime ms | lockstep ms | lockstep / onnxruntime |",
              "|---|---|---|---|---|---|"]
