@@ -282,6 +282,9 @@ claim("GPU block", find(gpu, r"flattened to one dim \((\d+) threads a block"),
 claim("artifact format", find(gpu, r"kernels section \(format version (\d+),"),
       find(read("include/lockstep/Artifact/Artifact.h"), r"kArtifactFormatVersion = (\d+);"),
       "docs/gpu.md")
+assembled = find(read("test/GPU/ptx-models.test"), r"--assemble ([^|]+?) \|")
+claim("models assembled by ptxas", words_n.get(find(gpu, r"assemble the kernels of (\w+) for sm_90")),
+      assembled and len(assembled.split()), "docs/gpu.md")
 claim("values tracked", find(flat("docs/shapes.md"), r"Integer tensors of at most (\d+) elements"),
       find(read("include/lockstep/Shape/ShapeInference.h"), r"kMaxTrackedElements = (\d+);"),
       "docs/shapes.md")
