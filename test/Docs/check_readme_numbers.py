@@ -29,7 +29,8 @@ wrong = checked = 0
 def claim(what, stated, actual, doc="README"):
     global wrong, checked
     checked += 1
-    ok = str(stated) == str(actual)
+    # A claim or a source that cannot be found is wrong, even when both are missing.
+    ok = str(stated) == str(actual) and "None" not in str(stated) and stated not in ("", [], ())
     wrong += not ok
     print(f"{'ok   ' if ok else 'WRONG'} {what}: {doc} says {stated}, the source says {actual}")
 
