@@ -45,7 +45,7 @@ def fmt(v, kind):
         return f"{v:.2f}" if v < 1 else f"{v:.1f}"
     if kind == "ms":
         return f"{v:.2f}" if v < 10 else f"{v:.1f}"
-    if kind in ("rate", "mib"):
+    if kind in ("rate", "mib", "int"):
         return f"{round(v):,}"
     if kind == "load":
         return f"{v:.1f}"
@@ -96,6 +96,10 @@ def machine(runs):
     quick = sum(1 for m in ms if m.get("quick"))
     dirty = sum(1 for m in ms if m.get("dirty"))
     busy = max(loads) > 0.5 * max(cores)
+    import datetime
+    took = [(datetime.datetime.fromisoformat(rs[-1]["time"]) -
+             datetime.datetime.fromisoformat(rs[0]["time"])).total_seconds()
+            for _, rs in runs if rs[-1].get("bench") == "end"]
     commits = []
     for m in ms:
         if m["commit"][:7] not in commits:
@@ -104,7 +108,8 @@ def machine(runs):
          f"at {'commit' if len(commits) == 1 else 'commits'} {', '.join(commits)} "
          f"({', '.join('`' + d + '/`' for d in dirs)}), on {' or '.join(map(str, cores))} cores of "
          f"{' / '.join(cpus)} with onnxruntime {' / '.join(sorted({m['onnxruntime'] for m in ms}))}; "
-         f"a range is the lowest to the highest over the runs. The 1-minute load average before a "
+         + (f"a run took {rng(took, 'int')} s; " if len(took) == len(runs) else "")
+         + f"a range is the lowest to the highest over the runs. The 1-minute load average before a "
          f"measurement was {rng(loads, 'load')}"
          + (f", more than half its {max(cores)} cores: the machine was not idle, so the times "
             "include contention from other work; each ratio is to a reference measured in the same "
