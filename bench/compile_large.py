@@ -48,6 +48,8 @@ def main():
         os.remove(ext + ".data")
     onnx.save_model(model, ext, save_as_external_data=True, location="llama_large_ext.onnx.data")
     print(f"model: {params:,} parameters, {weight_mib:.0f} MiB, {len(model.graph.node)} nodes")
+    print(f"config: {gen.LLAMA['layers']} layers, hidden {gen.LLAMA['hidden']}, "
+          f"vocab {gen.LLAMA['vocab']}")
     print(f"{'':40s} {'wall s':>7s} {'peak MiB':>9s} {'peak - weights':>15s}")
     for label, src, extra in (("weights embedded", path, []),
                               ("weights referenced", ext, [])):

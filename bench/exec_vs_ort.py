@@ -70,8 +70,8 @@ def main():
     ls_median = float(re.search(r"median ([0-9.]+) s", r.stderr).group(1))
     print(f"model {os.path.basename(a.model)}, batch {a.batch}, seq {a.seq}, past {a.past}, "
           f"{a.threads} threads")
-    print(f"onnxruntime run: median {ort_median * 1e3:9.2f} ms")
-    print(f"lockstep exec:   median {ls_median * 1e3:9.2f} ms")
+    print(f"onnxruntime run: median {ort_median * 1e3:9.3f} ms")
+    print(f"lockstep exec:   median {ls_median * 1e3:9.3f} ms")
     print(f"ratio lockstep / onnxruntime: {ls_median / ort_median:.1f}x")
 
 
