@@ -280,7 +280,7 @@ claim("huge Slice end", find(flat("docs/shapes.md"), r"an end of 2\^(\d+) or mor
       "docs/shapes.md")
 claim("GPU block", find(gpu, r"flattened to one dim \((\d+) threads a block"),
       find(read("passes/MapToGPU.cpp"), r"kBlock = (\d+);"), "docs/gpu.md")
-claim("artifact format", find(gpu, r"kernels section \(format version (\d+),"),
+claim("artifact format", find(gpu, r"The artifact \(format version (\d+),"),
       find(read("include/lockstep/Artifact/Artifact.h"), r"kArtifactFormatVersion = (\d+);"),
       "docs/gpu.md")
 assembled = find(read("test/GPU/ptx-models.test"), r"--assemble ([^|]+?) \|")
