@@ -91,19 +91,17 @@ void kernel(const std::string &name, uint64_t threads, double seconds) {
   r.seconds += seconds;
 }
 
-void moduleLoad(double seconds) {
+/// Adds one event of a timed kind: its count and its seconds.
+static void addTimed(uint64_t Totals::*count, double Totals::*sum, double seconds) {
   Totals &t = totals();
   std::lock_guard<std::mutex> lock(t.mu);
-  ++t.modules;
-  t.moduleSeconds += seconds;
+  ++(t.*count);
+  t.*sum += seconds;
 }
 
-void finish(double seconds) {
-  Totals &t = totals();
-  std::lock_guard<std::mutex> lock(t.mu);
-  ++t.finishes;
-  t.finishSeconds += seconds;
-}
+void moduleLoad(double seconds) { addTimed(&Totals::modules, &Totals::moduleSeconds, seconds); }
+
+void finish(double seconds) { addTimed(&Totals::finishes, &Totals::finishSeconds, seconds); }
 
 void allocation(bool miss) {
   Totals &t = totals();

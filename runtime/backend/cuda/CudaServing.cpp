@@ -71,26 +71,32 @@ void CudaMemory::release(float *pool) {
     d->cuMemFree(reinterpret_cast<CUdeviceptr>(pool));
 }
 
-bool CudaMemory::toHost(float *host, const float *pool, uint64_t bytes) {
+namespace {
+
+/// A swap copy between pool and host memory; a failure is recorded for the
+/// next step to report.
+bool swapCopy(bool out, void *dst, const void *src, uint64_t bytes) {
   std::string error;
-  const CudaDriver *d = driverFor("swap out", error);
-  CUresult r = d ? d->cuMemcpyDtoH(host, reinterpret_cast<CUdeviceptr>(pool), bytes) : 0;
+  const CudaDriver *d = driverFor(out ? "swap out" : "swap in", error);
+  CUresult r = !d   ? 0
+               : out ? d->cuMemcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(src), bytes)
+                     : d->cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(dst), src, bytes);
   if (d && r)
-    error = d->describe(r, "swapping KV blocks out (cuMemcpyDtoH)");
+    error = d->describe(r, out ? "swapping KV blocks out (cuMemcpyDtoH)"
+                               : "swapping KV blocks in (cuMemcpyHtoD)");
   if (!error.empty())
     recordCudaError(error);
   return error.empty();
 }
 
+} // namespace
+
+bool CudaMemory::toHost(float *host, const float *pool, uint64_t bytes) {
+  return swapCopy(true, host, pool, bytes);
+}
+
 bool CudaMemory::fromHost(float *pool, const float *host, uint64_t bytes) {
-  std::string error;
-  const CudaDriver *d = driverFor("swap in", error);
-  CUresult r = d ? d->cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(pool), host, bytes) : 0;
-  if (d && r)
-    error = d->describe(r, "swapping KV blocks in (cuMemcpyHtoD)");
-  if (!error.empty())
-    recordCudaError(error);
-  return error.empty();
+  return swapCopy(false, pool, host, bytes);
 }
 
 bool CudaMemory::scatterRows(const float *rows, float *pool, const int64_t *slots,
