@@ -267,10 +267,7 @@ TEST(RaggedStep, FuzzedSchedulesMatchTheBaseline) {
   std::string error;
   auto model = createServingModel(l.artifact, l.module, error);
   ASSERT_TRUE(model) << error;
-  ServingModel *m = model.get();
-  CacheConfigFn cache = [m](int64_t bs, int64_t blocks, int64_t host) {
-    return m->cacheConfig(bs, blocks, host);
-  };
+  CacheConfigFn cache = cacheConfigOf(*model);
   std::vector<Request> rs = someRequests();
   ScheduleRun baseline;
   ASSERT_TRUE(runSchedule(*model, cache, baselineSetup(rs, 5), rs, baseline, error))
@@ -418,10 +415,7 @@ TEST(RaggedStep, DevicePathMatchesTheHostPath) {
   auto onDevice = createServingModel(l.artifact, l.module, error, &device);
   ASSERT_TRUE(onDevice) << error;
   EXPECT_EQ(onDevice->poolMemory(), &device);
-  ServingModel *m = host.get();
-  CacheConfigFn cache = [m](int64_t bs, int64_t blocks, int64_t hostBlocks) {
-    return m->cacheConfig(bs, blocks, hostBlocks);
-  };
+  CacheConfigFn cache = cacheConfigOf(*host);
   std::vector<Request> rs = someRequests();
   ScheduleRun baseline;
   ASSERT_TRUE(runSchedule(*host, cache, baselineSetup(rs, 5), rs, baseline, error)) << error;

@@ -21,10 +21,7 @@ bool Loaded::load(const std::string &path, int64_t threads, const std::string &o
     return false;
   }
   useThreads(threads);
-  ServingModel *m = model.get();
-  cache = [m](int64_t bs, int64_t blocks, int64_t host) {
-    return m->cacheConfig(bs, blocks, host);
-  };
+  cache = cacheConfigOf(*model);
   return true;
 }
 

@@ -20,6 +20,7 @@
 #define LOCKSTEP_HARNESS_FUZZ_H
 
 #include "lockstep/Runtime/Serving/Engine.h"
+#include "lockstep/Runtime/Serving/ServingModel.h"
 
 #include <functional>
 #include <optional>
@@ -30,6 +31,13 @@ namespace lockstep::rt {
 
 /// The KV cache config of a model for (block size, device blocks, host blocks).
 using CacheConfigFn = std::function<KVCacheConfig(int64_t, int64_t, int64_t)>;
+/// A served model's own config (ServingModel::cacheConfig); `model` must
+/// outlive the function.
+inline CacheConfigFn cacheConfigOf(const ServingModel &model) {
+  return [&model](int64_t blockSize, int64_t blocks, int64_t hostBlocks) {
+    return model.cacheConfig(blockSize, blocks, hostBlocks);
+  };
+}
 
 /// Everything that determines one schedule.
 struct ScheduleSetup {
