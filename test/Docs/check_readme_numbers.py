@@ -160,7 +160,7 @@ claim("row checks", find(numerics, r"computed among M = 1..(\d+) rows .*?: ([\d,
 claim("controls caught within", find(numerics, r"catches each within (\d+) schedules"),
       find(read("test/Fuzz/controls.test"), r"within (\d+) schedules"), "docs/numerics.md")
 gpu = flat("docs/gpu.md")
-runs = sorted(glob.glob(os.path.join(root, "docs", "gpu-runs", "2026-12-02", "run*.log")))
+runs = sorted(glob.glob(os.path.join(root, "docs", "gpu-runs", "2026-12-02-format3", "run*.log")))
 drivers = {open(r, encoding="utf-8").readline().strip().split(", ")[-1] for r in runs}
 claim("GPU driver", find(gpu, r"On the H200 \(driver (\S+)\)"),
       drivers.pop() if len(drivers) == 1 else drivers, "docs/gpu.md")
@@ -203,7 +203,7 @@ claim("GPU campaign split", stated and (int(stated[0]), words.get(stated[1]), in
                                         int(stated[6])),
       (fx[0] * fx[1], fx[0], fx[1], fx[0], ot[0] * ot[1], ot[0], ot[1])
       if isinstance(fx, tuple) and isinstance(ot, tuple) else (fx, ot), "docs/gpu.md")
-profile = read("docs/gpu-runs/2026-12-02/profile-llama_tiny.log")
+profile = read("docs/gpu-runs/2026-12-02-format3/profile-llama_tiny.log")
 ms = {m: find(profile, rf"^{m}\s+\d+\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+\s+([0-9.]+)$", re.M)
       for m in ("alone", "batched")}
 shape = find(profile, r"^requests\s+(\d+) x \((\d+) prompt \+ (\d+) new tokens\)", re.M)
