@@ -306,5 +306,27 @@ claim("tight KV budgets", find(serving, r"KV budgets that are tight (\w+) of the
 exports = sorted({find(p, r"(\d+)\.onnx$") for p in models if p.startswith("torch" + os.sep)})
 claim("exporters' opsets", find(readme, r"neither exporter emits them at opsets (\d+) and (\d+)"),
       tuple(exports), "README (models/torch names)")
+# The row checks' thread count: every rows-*.test runs lockstep-rowcheck on it.
+words_t = {"one": 1, "two": 2, "three": 3, "four": 4}
+threads = {find(read(f"test/Invariance/rows-{k}.test"), r"lockstep-rowcheck \S+ .*?--threads (\d+)")
+           for k in ("matmul", "norm", "softmax")}
+claim("row checks' threads", words_t.get(find(numerics, r"M = 1\.\.\d+ rows \((\w+) threads?\)")),
+      int(threads.pop()) if len(threads) == 1 and None not in threads else threads, "docs/numerics.md")
+# contract.test's static length: the second matmul's reduced dim in its model.
+claim("contract's static matmul", find(numerics, r"one over a static (\d+),"),
+      find(read("test/Invariance/Inputs/sums.onnxtxt"), r"float\[(\d+), \d+\] W2"),
+      "docs/numerics.md")
+# shapes.md's GPT-2 mask buffer: the positions of the GPT-2 fixtures' config.
+claim("GPT-2 positions", find(flat("docs/shapes.md"), r"of (\d+) positions is sliced"),
+      find(read("models/export_torch.py"), r"n_positions=(\d+)"), "docs/shapes.md")
+# The flags of each GPU run that gpu.md states: those of its recorded command.
+commands = read("docs/gpu-runs/2026-12-02-format3/commands.txt")
+for run, stated in (("run1", find(gpu, r"`run1\.log` the [^(]*\(`([^`]+)`\)")),
+                    ("run2", find(gpu, r"`run2\.log` the GPU phase \(`([^`]+)`\)")),
+                    ("run3", find(gpu, r"`run3\.log` the GPU campaigns [^(]*\(`--cases`, `([^`]+)`\)"))):
+    flags = find(commands, rf"^{run}\.log: .*?lockstep-run (.*)$", re.M) or ""
+    wanted = stated and [f for f in re.findall(r"--\S+ \S+", flags)
+                         if not f.startswith(("--phases", "--cases"))]
+    claim(f"{run}'s flags", stated, wanted and " ".join(wanted), "docs/gpu.md")
 print(f"doc numbers: {checked} checked, {wrong} wrong")
 sys.exit(1 if wrong else 0)
