@@ -69,13 +69,6 @@ std::string shapeText(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
-std::string dimsText(const std::vector<std::string> &dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i)
-    s += (i ? ", " : "") + dims[i];
-  return s + "]";
-}
-
 // Every input given, no unknown one, each of the right dtype and rank.
 bool checkInputs(const ArtifactMeta &meta,
                  const std::map<std::string, NpyArray> &inputs,

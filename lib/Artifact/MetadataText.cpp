@@ -154,6 +154,13 @@ std::string lockstep::rt::quoted(const std::string &name) {
   return "'" + escapeText(name) + "'";
 }
 
+std::string lockstep::rt::dimsText(const std::vector<std::string> &dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + dims[i];
+  return s + "]";
+}
+
 std::string lockstep::rt::serializeMeta(const ArtifactMeta &meta) {
   std::string out;
   appendLine(out, {"producer", meta.producer});

@@ -11,13 +11,6 @@ using namespace lockstep::rt;
 
 namespace {
 
-std::string dims(const std::vector<std::string> &d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i)
-    s += (i ? ", " : "") + d[i];
-  return s + "]";
-}
-
 std::string sizes(const std::array<int64_t, 3> &v) {
   std::string s;
   for (int64_t x : v)
@@ -67,9 +60,9 @@ int lockstep::run::runInfo(int argc, char **argv) {
     std::printf("target    %s: %s\n", t.c_str(), what.c_str());
   }
   for (const TensorSpec &t : m.inputs)
-    std::printf("input     %s: %s %s\n", t.name.c_str(), t.dtype.c_str(), dims(t.dims).c_str());
+    std::printf("input     %s: %s %s\n", t.name.c_str(), t.dtype.c_str(), dimsText(t.dims).c_str());
   for (const TensorSpec &t : m.outputs)
-    std::printf("output    %s: %s %s\n", t.name.c_str(), t.dtype.c_str(), dims(t.dims).c_str());
+    std::printf("output    %s: %s %s\n", t.name.c_str(), t.dtype.c_str(), dimsText(t.dims).c_str());
   uint64_t embedded = 0, external = 0;
   for (const WeightSpec &w : m.weights)
     (w.embedded ? embedded : external) += w.length;

@@ -100,6 +100,8 @@ std::string escapeText(const std::string &text);
 bool unescapeText(const std::string &text, std::string &out);
 /// "'" + escapeText(name) + "'", for messages.
 std::string quoted(const std::string &name);
+/// A tensor's symbolic dims as messages print them: "[batch, seq + past]".
+std::string dimsText(const std::vector<std::string> &dims);
 
 /// The metadata section's text. serializeMeta(parseMeta(x)) == x.
 std::string serializeMeta(const ArtifactMeta &meta);

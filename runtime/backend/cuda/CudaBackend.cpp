@@ -509,9 +509,9 @@ bool CudaMemory::download(void *host, const void *device, uint64_t bytes,
 
 void CudaMemory::endCall() {
   std::lock_guard<std::mutex> lock(mu);
+  // The arena frees its own blocks at once; blockFree passes over them.
   for (void *p : perCall_)
-    if (!arena_.release(p))
-      blockFree(p);
+    blockFree(p);
   perCall_.clear();
   arena_.endCall();
   if (currentArena == &arena_)
