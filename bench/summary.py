@@ -162,11 +162,8 @@ def exec_section(runs):
 
 def serve_section(runs):
     rs = recs(runs, "serve")
-    shapes = []
-    for r in rs:
-        k = (r["requests"], r["prompt_len"], r["max_new_tokens"])
-        if k not in shapes:
-            shapes.append(k)
+    shape = lambda r: (r["requests"], r["prompt_len"], r["max_new_tokens"])
+    shapes = list(dict.fromkeys(shape(r) for r in rs))  # distinct, in order
     models = sorted({r["model"] for r in rs})
     reps = sorted({r["repeat"] for r in rs})
     lines = [f"`lockstep-run bench` on {', '.join('`models/' + m + '`' for m in models)}, "
@@ -177,15 +174,11 @@ def serve_section(runs):
         lines += ["", f"{n} requests of {prompt} prompt + {new} new tokens:", "",
                   "| artifact | threads | alone | batched | batched / alone |",
                   "|---|---|---|---|---|"]
-        keys = []
-        for r in rs:
-            if (r["requests"], r["prompt_len"], r["max_new_tokens"]) == (n, prompt, new):
-                if (r["step"], r["threads"]) not in keys:
-                    keys.append((r["step"], r["threads"]))
-        keys.sort(key=lambda k: (k[0] != "ragged", k[1]))
+        here = [r for r in rs if shape(r) == (n, prompt, new)]
+        keys = sorted(dict.fromkeys((r["step"], r["threads"]) for r in here),
+                      key=lambda k: (k[0] != "ragged", k[1]))
         for step, threads in keys:
-            c = [r for r in rs if (r["requests"], r["prompt_len"], r["max_new_tokens"],
-                                   r["step"], r["threads"]) == (n, prompt, new, step, threads)]
+            c = [r for r in here if (r["step"], r["threads"]) == (step, threads)]
             lines.append(
                 f"| {label.get(step, step)} | {threads} "
                 f"| {rng([r['alone']['generated_per_s'] for r in c], 'rate')} "
