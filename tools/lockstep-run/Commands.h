@@ -16,6 +16,7 @@ int runFuzz(int argc, char **argv);
 int runReplay(int argc, char **argv);
 int runBench(int argc, char **argv);
 int runInfo(int argc, char **argv);
+int runTokenize(int argc, char **argv);
 
 /// Whether a file can be written at `path` (its directory exists and is
 /// writable, and it is not a directory); checked before long runs so that

@@ -201,6 +201,24 @@ const Subcommand kSubcommands[] = {
      "                 (? where computed from the step's dims) and its ONNX node\n\n"
      "Exit status 0 when the artifact loads, 1 when it is refused, 2 for a bad\n"
      "command line."},
+    {"tokenize",
+     "tokenize --tokenizer tokenizer.json [--json-lines] [--no-special] [--decode] [--info]",
+     "Encode stdin's lines with a Hugging Face tokenizer.json (or decode lists of "
+     "ids) and print one JSON line each.",
+     nullptr,
+     "Each stdin line is one text (without its newline); with --json-lines, a JSON\n"
+     "string or {\"text\": ...}, so that a text may hold newlines. Prints\n"
+     "{\"ids\": [...], \"decoded\": TEXT, \"decoded_skip\": TEXT} per line: the ids as\n"
+     "tokenizers' encode(text, add_special_tokens=True) gives them (--no-special: False),\n"
+     "and their decoding with skip_special_tokens False and True. Text that is not\n"
+     "valid UTF-8 is first repaired (each invalid sequence becomes U+FFFD).\n\n"
+     "Options:\n"
+     "  --decode      each line is a JSON array of ids; prints {\"text\", \"text_skip\"}\n"
+     "  --info        print {\"vocab_size\", \"bos\", \"eos\"} and exit\n\n"
+     "Supported: BPE models (byte-level as GPT-2, Llama 3, Qwen2; SentencePiece-style\n"
+     "with byte fallback as Llama 2, Mistral). Anything else is refused with an error\n"
+     "naming the part. Exit status 0 on success, 1 when the tokenizer is refused or\n"
+     "an input line is malformed, 2 for a bad command line."},
 };
 
 void printHelp(FILE *f) {
@@ -454,6 +472,8 @@ int main(int argc, char **argv) {
       return lockstep::run::runBench(argc, argv);
     if (cmd == "info")
       return lockstep::run::runInfo(argc, argv);
+    if (cmd == "tokenize")
+      return lockstep::run::runTokenize(argc, argv);
     std::fprintf(stderr, "lockstep-run %s: %s\n", s.name, s.status);
     return 2;
   }

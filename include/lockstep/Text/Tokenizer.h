@@ -1,0 +1,88 @@
+//===- Tokenizer.h - Hugging Face tokenizer.json in C++ ---------*- C++ -*-===//
+//
+// A tokenizer loaded from a Hugging Face `tokenizer.json`, equal id for id and
+// byte for byte to the `tokenizers` Python package (0.20.3) on the kinds it
+// supports. No Python, no MLIR: part of the runtime (lockstep_text).
+//
+// Supported (anything else is refused when loading, with an error naming the
+// part, e.g. "tokenizer.json: model type 'WordPiece' is not supported
+// (supported: BPE)"):
+//   model          BPE (merges as "a b" strings or [a, b] pairs; unk_token,
+//                  fuse_unk, byte_fallback, ignore_merges,
+//                  continuing_subword_prefix, end_of_word_suffix; no dropout)
+//   normalizer     Sequence, Prepend, Replace
+//   pre_tokenizer  Sequence, ByteLevel, Split, Metaspace
+//   decoder        Sequence, ByteLevel, Replace, ByteFallback, Fuse, Strip,
+//                  Metaspace
+//   post_processor TemplateProcessing, ByteLevel, RobertaProcessing,
+//                  BertProcessing, Sequence
+//   added_tokens   special or not, single_word, lstrip, rstrip, normalized
+//   truncation and padding must be null.
+//
+// Behaviour on bad input:
+//   - malformed JSON, missing or mistyped fields: fromJson returns null and
+//     sets `error`; nothing throws or aborts.
+//   - text that is not valid UTF-8: encode first repairs it the way Python's
+//     bytes.decode("utf-8", errors="replace") does (each maximal invalid
+//     subsequence becomes U+FFFD), then encodes that text. Python's API cannot
+//     receive such text at all; callers that must refuse it check
+//     isValidUtf8 first.
+//   - decode: ids that name no token (including negative ids) are skipped, as
+//     `tokenizers` skips unknown ids; the result is always valid UTF-8.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOCKSTEP_TEXT_TOKENIZER_H
+#define LOCKSTEP_TEXT_TOKENIZER_H
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lockstep::text {
+
+class Tokenizer {
+public:
+  /// Loads a tokenizer.json's text; null with `error` set when it is not
+  /// valid JSON, misses a field, or uses a part that is not supported.
+  static std::unique_ptr<Tokenizer> fromJson(std::string_view json, std::string &error);
+  /// Reads and loads a tokenizer.json file.
+  static std::unique_ptr<Tokenizer> fromFile(const std::string &path, std::string &error);
+  ~Tokenizer();
+
+  /// Like `Tokenizer.encode(text, add_special_tokens=addSpecial).ids`.
+  std::vector<int32_t> encode(std::string_view text, bool addSpecial) const;
+  /// Like `Tokenizer.decode(ids, skip_special_tokens=skipSpecial)`.
+  std::string decode(const std::vector<int32_t> &ids, bool skipSpecial) const;
+
+  /// The id of a token (added tokens first, then the model's vocabulary).
+  std::optional<int32_t> tokenId(std::string_view token) const;
+  /// The text of a token id, as `id_to_token`.
+  std::optional<std::string> idToken(int32_t id) const;
+  /// One more than the largest id of the model's vocabulary and the added
+  /// tokens: the size a logits row must have.
+  size_t vocabSize() const;
+  /// The token the post-processor puts before the text (TemplateProcessing's
+  /// first special token before $A, or RobertaProcessing/BertProcessing's cls).
+  std::optional<int32_t> bosId() const;
+  /// The token that ends a sequence: the post-processor's token after $A if
+  /// there is one, else the first special added token among </s>,
+  /// <|endoftext|>, <|end_of_text|>, <|eot_id|>, <|im_end|>, <eos>.
+  std::optional<int32_t> eosId() const;
+  /// Whether `id` is an added token marked special.
+  bool isSpecial(int32_t id) const;
+
+  static bool isValidUtf8(std::string_view bytes);
+
+  struct Impl;
+
+private:
+  explicit Tokenizer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace lockstep::text
+
+#endif
