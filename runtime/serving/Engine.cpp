@@ -1,5 +1,6 @@
 //===- Engine.cpp - The generation loop over a step model -----------------===//
 #include "lockstep/Runtime/Serving/Engine.h"
+#include "lockstep/Runtime/Serving/StepRunner.h"
 
 #include <limits>
 #include <map>
@@ -64,27 +65,6 @@ std::unique_ptr<Engine> Engine::create(StepModel &model,
   return std::unique_ptr<Engine>(new Engine(model, c, std::move(kv)));
 }
 
-namespace {
-
-StepBatch buildBatch(const StepPlan &plan, const KVCache &kv) {
-  StepBatch b;
-  b.seqStarts.push_back(0);
-  for (const StepEntry &e : plan.entries) {
-    for (size_t i = 0; i < e.tokens.size(); ++i) {
-      b.tokens.push_back(e.tokens[i]);
-      b.positions.push_back(e.startPosition + int64_t(i));
-    }
-    b.seqStarts.push_back(int64_t(b.tokens.size()));
-    b.contextLens.push_back(e.startPosition + int64_t(e.tokens.size()));
-    b.blockTables.push_back(kv.blockTable(e.seq));
-    b.logitRows.push_back(e.wantLogits ? int64_t(b.tokens.size()) - 1 : -1);
-    b.seqIds.push_back(e.seq);
-  }
-  return b;
-}
-
-} // namespace
-
 bool Engine::run(const std::vector<Request> &requests, RunResult &out,
                  std::string &error, const EngineCallbacks &cb) {
   out = RunResult();
@@ -148,25 +128,8 @@ bool Engine::run(const std::vector<Request> &requests, RunResult &out,
     }
     sampled.assign(plan.entries.size(), -1);
     if (!plan.entries.empty()) {
-      StepBatch batch = buildBatch(plan, *kv);
-      // Rows are prefilled with NaN so that a row the model did not write
-      // cannot pass for logits.
-      logits.assign(plan.entries.size() * size_t(V),
-                    std::numeric_limits<float>::quiet_NaN());
-      if (!model.step(batch, *kv, logits.data(), error)) {
-        error = "step " + std::to_string(plan.step) + ": " + error;
-        finishRun(RequestStatus::Failed, error);
-        return false;
-      }
-      for (size_t r = 0; r < plan.entries.size(); ++r) {
+      auto onRow = [&](size_t r, int64_t position, int32_t tok, const float *row) {
         const StepEntry &e = plan.entries[r];
-        if (!e.wantLogits)
-          continue;
-        const float *row = logits.data() + r * size_t(V);
-        int64_t position = e.startPosition + int64_t(e.tokens.size());
-        const Request *req = sched.request(e.seq);
-        int32_t tok = sample(row, V, req->sampling, position);
-        sampled[r] = tok;
         RequestResult &res = out.requests[index.at(e.seq)];
         res.generated.push_back(tok);
         res.fingerprint.update(row, V);
@@ -174,6 +137,10 @@ bool Engine::run(const std::vector<Request> &requests, RunResult &out,
           res.logits.insert(res.logits.end(), row, row + V);
         if (cb.onToken)
           cb.onToken(e.seq, position, tok, row);
+      };
+      if (!runPlannedStep(model, *kv, sched, plan, V, logits, sampled, onRow, error)) {
+        finishRun(RequestStatus::Failed, error);
+        return false;
       }
     }
     if (!sched.complete(plan, sampled, error)) {

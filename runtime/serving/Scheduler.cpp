@@ -94,14 +94,12 @@ Scheduler::Scheduler(const SchedulerConfig &config, const PolicyConfig &pol,
                      KVCache &kv)
     : cfg(config), policy(pol), kv(kv) {}
 
-bool Scheduler::add(const Request &r, std::string &reason) {
+bool Scheduler::validate(const SchedulerConfig &cfg, const KVCacheConfig &kvc,
+                         const Request &r, std::string &reason) {
   auto reject = [&](std::string why) {
     reason = std::move(why);
-    ++st.rejected;
     return false;
   };
-  if (seqs.count(r.id))
-    return reject("duplicate request id " + std::to_string(r.id));
   if (r.prompt.empty())
     return reject("empty prompt");
   if (r.maxNewTokens < 1)
@@ -124,11 +122,26 @@ bool Scheduler::add(const Request &r, std::string &reason) {
     return reject("sampling: " + why);
   // At its longest the cache holds every token but the last one generated
   // (which is sampled, never fed).
-  int64_t blocks = kv.blocksFor(p + r.maxNewTokens - 1);
-  if (blocks > kv.config().numBlocks)
+  if (kvc.blockSize < 1)
+    return reject("the KV cache's block size is not positive");
+  int64_t blocks = (p + r.maxNewTokens - 1 + kvc.blockSize - 1) / kvc.blockSize;
+  if (blocks > kvc.numBlocks)
     return reject("needs " + std::to_string(blocks) +
                   " KV blocks at its longest; the cache has " +
-                  std::to_string(kv.config().numBlocks));
+                  std::to_string(kvc.numBlocks));
+  return true;
+}
+
+bool Scheduler::add(const Request &r, std::string &reason) {
+  auto reject = [&](std::string why) {
+    reason = std::move(why);
+    ++st.rejected;
+    return false;
+  };
+  if (seqs.count(r.id))
+    return reject("duplicate request id " + std::to_string(r.id));
+  if (!validate(cfg, kv.config(), r, reason))
+    return reject(reason);
 
   Seq s;
   s.req = r;
@@ -168,6 +181,30 @@ const Request *Scheduler::request(uint64_t id) const {
 bool Scheduler::isFinished(uint64_t id) const {
   auto it = seqs.find(id);
   return it != seqs.end() && it->second.state == State::Finished;
+}
+
+bool Scheduler::cancel(uint64_t id) {
+  auto it = seqs.find(id);
+  if (it == seqs.end() || it->second.state == State::Finished ||
+      (outstanding && it->second.inPlan))
+    return false;
+  Seq &s = it->second;
+  if (s.state == State::Pending)
+    pending.erase(std::find(pending.begin(), pending.end(), id));
+  kv.release(id);
+  s.state = State::Finished;
+  --unfinished;
+  ++st.cancelled;
+  return true;
+}
+
+bool Scheduler::forget(uint64_t id) {
+  auto it = seqs.find(id);
+  if (it == seqs.end() || it->second.state != State::Finished)
+    return false;
+  seqs.erase(it);
+  order.erase(std::find(order.begin(), order.end(), id));
+  return true;
 }
 
 void Scheduler::releaseAll() {

@@ -16,6 +16,7 @@ int runFuzz(int argc, char **argv);
 int runReplay(int argc, char **argv);
 int runBench(int argc, char **argv);
 int runInfo(int argc, char **argv);
+int runServe(int argc, char **argv);
 int runTokenize(int argc, char **argv);
 
 /// Whether a file can be written at `path` (its directory exists and is

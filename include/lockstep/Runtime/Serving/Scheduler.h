@@ -162,6 +162,7 @@ struct SchedulerStats {
   int64_t admitted = 0;
   int64_t finished = 0;
   int64_t rejected = 0;
+  int64_t cancelled = 0;    ///< Finished early by cancel().
   int64_t largestBatchSeqs = 0;
   int64_t largestBatchTokens = 0;
 };
@@ -175,6 +176,23 @@ public:
 
   /// Queues a request; false with `reason` when it is rejected.
   bool add(const Request &request, std::string &reason);
+
+  /// The checks of add() but the duplicate-id one, from the configs alone
+  /// (no scheduler state): a server calls it on its own thread to refuse a
+  /// request before queueing it. `config.vocab` must be set.
+  static bool validate(const SchedulerConfig &config, const KVCacheConfig &kv,
+                       const Request &request, std::string &reason);
+
+  /// Finishes an unfinished request now (a client went away, a stop
+  /// sequence matched): frees its blocks, device and host, and it is never
+  /// scheduled again. False when the id is unknown or finished, or while a
+  /// plan holding it is outstanding (cancel between complete and schedule).
+  bool cancel(uint64_t id);
+
+  /// Drops a finished request's state, so that a long-running server does
+  /// not keep every request it served; false when it is unknown or
+  /// unfinished. Its id may then be added again.
+  bool forget(uint64_t id);
 
   /// The next step. False (with `error`) when the previous plan has not been
   /// completed. The plan may have no entries when only requests that have not

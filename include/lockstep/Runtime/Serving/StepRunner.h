@@ -1,0 +1,46 @@
+//===- StepRunner.h - One planned step: batch, model, sampling --*- C++ -*-===//
+//
+// The part of a generation loop that both engines share: a step planned by
+// the scheduler becomes the ragged `StepBatch` of the serving ABI, the model
+// runs it against the paged KV cache, and every entry that wants logits gets
+// its row sampled with (request seed, absolute position of the sampled
+// token). `Engine::run` (a fixed list of requests run to completion) and
+// `OnlineEngine` (requests that arrive while it runs) differ only in how
+// requests come and go around this.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOCKSTEP_RUNTIME_SERVING_STEPRUNNER_H
+#define LOCKSTEP_RUNTIME_SERVING_STEPRUNNER_H
+
+#include "lockstep/Runtime/Serving/Engine.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace lockstep::rt {
+
+/// The ragged batch of a plan: the entries' tokens, positions and block
+/// tables, in plan order.
+StepBatch buildStepBatch(const StepPlan &plan, const KVCache &kv);
+
+/// For each sampled entry, in plan order: its index in the plan, the
+/// absolute position of the sampled token, the token, and its logits row
+/// (`vocab` floats, valid until the next step).
+using SampledRowFn =
+    std::function<void(size_t entry, int64_t position, int32_t token, const float *row)>;
+
+/// Runs the step of `plan` (which must not be empty) on `model`. `logits`
+/// gets plan.entries.size() rows of `vocab` floats, prefilled with NaN so that
+/// a row the model did not write cannot pass for logits; `sampled` gets one
+/// token per entry (-1 for entries without logits), ready for
+/// Scheduler::complete. False with `error` ("step N: ...") when the model
+/// fails.
+bool runPlannedStep(StepModel &model, KVCache &kv, const Scheduler &sched,
+                    const StepPlan &plan, int64_t vocab, std::vector<float> &logits,
+                    std::vector<int32_t> &sampled, const SampledRowFn &onRow,
+                    std::string &error);
+
+} // namespace lockstep::rt
+
+#endif

@@ -1,0 +1,37 @@
+//===- ServeText.h - Text in and out of the HTTP server ---------*- C++ -*-===//
+//
+// The server speaks token ids. Text (a string prompt, string stop
+// sequences, a choice's `text`) needs a tokenizer, which an artifact may not
+// have: the server takes a `TextCodec` or none. Without one, a text prompt
+// or a string stop is refused with a 400 error saying that the artifact has
+// no tokenizer, and every choice's `text` is empty (its `token_ids` carry
+// the completion).
+//
+// A tokenizer (lockstep/Text/Tokenizer.h) plugs in through an adapter that
+// implements this interface; nothing else in the server changes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOCKSTEP_TOOLS_LOCKSTEP_RUN_SERVETEXT_H
+#define LOCKSTEP_TOOLS_LOCKSTEP_RUN_SERVETEXT_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lockstep::run {
+
+class TextCodec {
+public:
+  virtual ~TextCodec() = default;
+  /// The ids of a prompt's text; false with `error` when it cannot be
+  /// encoded.
+  virtual bool encode(const std::string &text, std::vector<int32_t> &ids,
+                      std::string &error) const = 0;
+  /// The text of a run of generated ids (valid UTF-8; a multi-byte
+  /// character split across ids appears once its last id is there).
+  virtual std::string decode(const std::vector<int32_t> &ids) const = 0;
+};
+
+} // namespace lockstep::run
+
+#endif
