@@ -135,7 +135,7 @@ bool loadPreTokenizer(const Json &j, std::unique_ptr<PreTokenizer> &out, std::st
       return false;
     if (useRegex) {
       std::string why;
-      b->regex = Regex::compile(kGpt2Pattern, why);
+      b->regex = Regex::compile(Regex::fromOniguruma(kGpt2Pattern), why);
       if (!b->regex) {
         error = jsonError("pre_tokenizer ByteLevel: " + why);
         return false;

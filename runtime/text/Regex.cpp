@@ -1,8 +1,12 @@
 //===- Regex.cpp - PCRE2 patterns, matched as the onig crate walks them ---===//
 //
-// Patterns are compiled with PCRE2_UTF | PCRE2_UCP so that \p{L}, \p{N}, \s
-// and lookahead follow Unicode, as Oniguruma does in `tokenizers`. Texts are
-// valid UTF-8 by the time they get here (the tokenizer repairs its input).
+// Patterns are compiled with PCRE2_UTF | PCRE2_UCP so that \p{L}, \p{N} and
+// lookahead follow Unicode, as Oniguruma does in `tokenizers`. Where the two
+// disagree on an escape, tokenizer.json's patterns (written for Oniguruma) are
+// rewritten to say what Oniguruma means: \s is White_Space (PCRE2 adds
+// U+180E), \w is letters, marks, numbers and connector punctuation (PCRE2:
+// letters, numbers, '_'), \h is a hex digit (PCRE2: horizontal space). Texts
+// are valid UTF-8 by the time they get here (the tokenizer repairs its input).
 //
 //===----------------------------------------------------------------------===//
 #include "TextInternal.h"
@@ -30,6 +34,70 @@ std::unique_ptr<Regex> Regex::compile(const std::string &pattern, std::string &e
   std::unique_ptr<Regex> r(new Regex());
   r->code = re;
   return r;
+}
+
+std::string Regex::fromOniguruma(const std::string &p) {
+  std::string out;
+  bool inClass = false;
+  for (size_t i = 0; i < p.size(); ++i) {
+    char c = p[i];
+    if (c == '\\' && i + 1 < p.size()) {
+      char e = p[++i];
+      switch (e) {
+      case 's':
+        out += "\\p{White_Space}";
+        break;
+      case 'S':
+        out += "\\P{White_Space}";
+        break;
+      case 'w':
+        out += inClass ? "\\p{L}\\p{M}\\p{N}\\p{Pc}" : "[\\p{L}\\p{M}\\p{N}\\p{Pc}]";
+        break;
+      case 'W':
+        out += inClass ? "\\W" : "[^\\p{L}\\p{M}\\p{N}\\p{Pc}]";
+        break;
+      case 'h':
+        out += inClass ? "0-9a-fA-F" : "[0-9a-fA-F]";
+        break;
+      case 'H':
+        out += inClass ? "\\H" : "[^0-9a-fA-F]";
+        break;
+      case 'Q': { // quoted up to \E, copied as is
+        size_t end = p.find("\\E", i + 1);
+        end = end == std::string::npos ? p.size() : end + 2;
+        out += '\\';
+        out.append(p, i, end - i);
+        i = end - 1;
+        break;
+      }
+      default:
+        out += '\\';
+        out += e;
+      }
+      continue;
+    }
+    if (!inClass && c == '[') {
+      inClass = true;
+      out += c;
+      if (i + 1 < p.size() && p[i + 1] == '^')
+        out += p[++i];
+      if (i + 1 < p.size() && p[i + 1] == ']') // a leading ']' is literal
+        out += p[++i];
+      continue;
+    }
+    if (inClass && c == '[' && i + 1 < p.size() && p[i + 1] == ':') { // [:alpha:]
+      size_t end = p.find(":]", i + 2);
+      if (end != std::string::npos) {
+        out.append(p, i, end + 2 - i);
+        i = end + 1;
+        continue;
+      }
+    }
+    if (inClass && c == ']')
+      inClass = false;
+    out += c;
+  }
+  return out;
 }
 
 Regex::~Regex() { pcre2_code_free(static_cast<pcre2_code *>(code)); }
@@ -98,7 +166,7 @@ std::unique_ptr<Regex> loadPattern(const Json &j, const std::string &where, std:
     return nullptr;
   }
   std::string text = j.begin()->get<std::string>();
-  std::string pattern = j.contains("Regex") ? text : Regex::escape(text);
+  std::string pattern = j.contains("Regex") ? Regex::fromOniguruma(text) : Regex::escape(text);
   std::string why;
   auto re = Regex::compile(pattern, why);
   if (!re)

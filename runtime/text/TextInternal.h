@@ -46,6 +46,8 @@ std::string utf8Lossy(std::string_view bytes);
 class Regex {
 public:
   static std::unique_ptr<Regex> compile(const std::string &pattern, std::string &error);
+  /// An Oniguruma pattern (as tokenizer.json holds) in PCRE2's syntax.
+  static std::string fromOniguruma(const std::string &pattern);
   /// A pattern matching `literal` itself.
   static std::string escape(std::string_view literal);
   ~Regex();

@@ -15,6 +15,7 @@ corpus as one text, and a few edge cases.
 Usage: compare_hf.py DIR CORPUS KIND...
 """
 import json
+import os
 import random
 import subprocess
 import sys
@@ -53,8 +54,18 @@ def samples(corpus):
               "<|im_start|>", "<think>", "<tool>", "<unk>", "<0x41>", "𝔘", "\U0001F9D1",
               "\u0600", "\u0e01\u0e34", "Ω", "ǅ", "ﬁ", "\u0000", "\u007f", "\ud7ff"]
     rng = random.Random(7)
-    for _ in range(400):
+    for _ in range(int(os.environ.get("TOKENIZER_RANDOM_TEXTS", "400"))):
         texts.append("".join(rng.choice(pieces) for _ in range(rng.randrange(1, 16))))
+    # Random code points of every plane (no surrogates), with spaces and
+    # ASCII between them: Unicode properties must agree with Oniguruma's.
+    def any_char():
+        while True:
+            cp = rng.choice([rng.randrange(0x20, 0x3000), rng.randrange(0, 0x110000)])
+            if not 0xD800 <= cp < 0xE000:
+                return chr(cp)
+    for _ in range(int(os.environ.get("TOKENIZER_RANDOM_TEXTS", "400")) // 4):
+        texts.append("".join(rng.choice([any_char(), any_char(), " ", "a", "1"])
+                             for _ in range(rng.randrange(1, 12))))
     return texts
 
 

@@ -16,6 +16,17 @@ each tokenizer.json into OUTDIR, for the tests of Lockstep's C++ tokenizer
   metaspace.json  Metaspace(prepend_scheme=first, split=False) pre-tokenizer,
                   byte_fallback, decoder Sequence[Replace, ByteFallback, Fuse, Strip]
   metaspace-split.json  Metaspace(always, split=True), Metaspace decoder
+  gpt2-big.json   byte-level BPE with 3000 tokens trained on more varied text
+                  (CJK, emoji, accents), so that long merge chains run
+  suffix.json     BPE with continuing_subword_prefix "##" and end_of_word_suffix
+                  "</w>", Split(whitespace, Removed) + Split(punctuation),
+                  unknowns as [UNK] (no byte fallback), a Replace(Regex)
+                  normalizer, RobertaProcessing, no decoder
+  behaviors.json  byte-level BPE after Splits with every other behavior
+                  (MergedWithNext, Contiguous, MergedWithPrevious with invert,
+                  Removed), ByteLevel(add_prefix_space), post-processor
+                  Sequence[ByteLevel, TemplateProcessing "$A <|endoftext|>"]
+  metaspace-never.json  Metaspace(never, split) with a normalized added token
   wordpiece.json, unigram.json: kinds the C++ tokenizer refuses
 
 Usage: train_tokenizers.py OUTDIR
@@ -58,15 +69,28 @@ def training_text():
     return lines
 
 
-def byte_level(specials, prefix=False):
+def varied_text():
+    """More varied text for a larger vocabulary."""
+    words = ("model serving batch logits token request cache block kernel shape "
+             "東京 大阪 日本語 中文 数据 模型 한국어 서울 café résumé naïve Zürich "
+             "😀 🎉 👍🏽 👩‍💻 ∑ ≤ √ α β γ 0 1 2 3 42 2026 3.14 "
+             "def return class import lambda print self value index").split()
+    lines = []
+    for i in range(3000):
+        n = 4 + (i * 7) % 13
+        lines.append(" ".join(words[(i * 31 + k * k * 7 + k) % len(words)] for k in range(n)))
+    return training_text() + lines
+
+
+def byte_level(specials, prefix=False, text=None, vocab_size=600):
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=prefix)
     tok.decoder = decoders.ByteLevel()
     tok.post_processor = processors.ByteLevel(trim_offsets=False)
     trainer = trainers.BpeTrainer(
-        vocab_size=600, special_tokens=specials, show_progress=False,
+        vocab_size=vocab_size, special_tokens=specials, show_progress=False,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tok.train_from_iterator(training_text(), trainer)
+    tok.train_from_iterator(text or training_text(), trainer)
     return tok
 
 
@@ -118,6 +142,13 @@ def sentencepiece_like(kind):
         tok2.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first",
                                                       split=False)
         tok2.decoder = sp_decoder
+    elif kind == "metaspace-never":
+        tok2.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="never",
+                                                      split=True)
+        tok2.decoder = decoders.Sequence([decoders.ByteFallback(),
+                                          decoders.Metaspace(replacement="▁",
+                                                             prepend_scheme="never")])
+        tok2.add_tokens([AddedToken("▁tool", normalized=True, special=False)])
     else:
         tok2.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always",
                                                       split=True)
@@ -128,6 +159,45 @@ def sentencepiece_like(kind):
         single="<s> $A", pair="<s> $A </s> <s> $B",
         special_tokens=[("<s>", tok2.token_to_id("<s>")), ("</s>", tok2.token_to_id("</s>"))])
     return tok2
+
+
+def suffix_bpe():
+    tok = Tokenizer(models.BPE(unk_token="[UNK]", continuing_subword_prefix="##",
+                               end_of_word_suffix="</w>"))
+    tok.normalizer = normalizers.Sequence([normalizers.Replace(Regex(r"[0-9]+"), "0")])
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(r"\s+"), behavior="removed"),
+        pre_tokenizers.Split(Regex(r"[\p{P}\p{S}]"), behavior="isolated"),
+    ])
+    trainer = trainers.BpeTrainer(vocab_size=500, special_tokens=["[UNK]", "<s>", "</s>"],
+                                  continuing_subword_prefix="##", end_of_word_suffix="</w>",
+                                  show_progress=False)
+    tok.train_from_iterator(training_text(), trainer)
+    tok.post_processor = processors.RobertaProcessing(("</s>", tok.token_to_id("</s>")),
+                                                      ("<s>", tok.token_to_id("<s>")))
+    return tok
+
+
+def behaviors():
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(" ", behavior="merged_with_next"),
+        pre_tokenizers.Split(Regex(r"\p{N}"), behavior="contiguous"),
+        pre_tokenizers.Split(Regex(r"[\p{L}\p{M}]"), behavior="merged_with_previous",
+                             invert=True),
+        pre_tokenizers.Split(Regex(r"\t"), behavior="removed"),
+        pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=False),
+    ])
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=700, special_tokens=["<|endoftext|>"], show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(training_text(), trainer)
+    tok.post_processor = processors.Sequence([
+        processors.ByteLevel(trim_offsets=False),
+        processors.TemplateProcessing(single="$A <|endoftext|>",
+                                      special_tokens=[("<|endoftext|>", 0)])])
+    return tok
 
 
 def save(tok, path, string_merges=False):
@@ -155,7 +225,12 @@ def main():
     qwen2.add_tokens([AddedToken("<think>", normalized=False, special=False)])
     save(qwen2, os.path.join(out, "qwen2.json"))
 
-    for kind in ("llama2", "metaspace", "metaspace-split"):
+    save(byte_level(["<|endoftext|>"], text=varied_text(), vocab_size=3000),
+         os.path.join(out, "gpt2-big.json"))
+    save(suffix_bpe(), os.path.join(out, "suffix.json"))
+    save(behaviors(), os.path.join(out, "behaviors.json"))
+
+    for kind in ("llama2", "metaspace", "metaspace-split", "metaspace-never"):
         save(sentencepiece_like(kind), os.path.join(out, kind + ".json"))
 
     wp = Tokenizer(models.WordPiece(unk_token="[UNK]"))
