@@ -126,6 +126,7 @@ bool CompletionServer::bind(const HttpOptions &o, int &port, std::string &error)
   svr.new_task_queue = [threads] { return new httplib::ThreadPool(size_t(threads)); };
   svr.set_payload_max_length(o.maxBodyBytes);
   svr.set_keep_alive_timeout(2);
+  svr.set_tcp_nodelay(true); // each SSE event goes out at once
   if (o.port == 0) {
     port = svr.bind_to_any_port(o.host);
     if (port <= 0) {

@@ -11,7 +11,6 @@ import os
 import re
 import select
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -79,27 +78,6 @@ class Server:
         self.kill()
         os.unlink(self.log.name)
         return False
-
-
-def raw_http(host, port, data, timeout=30):
-    """Sends raw bytes and returns (status, body) of the answer, read until
-    the server closes or the body's Content-Length is complete."""
-    with socket.create_connection((host, port), timeout=timeout) as s:
-        s.sendall(data)
-        buf = b""
-        while True:
-            head, sep, body = buf.partition(b"\r\n\r\n")
-            if sep:
-                m = re.search(rb"content-length:\s*(\d+)", head, re.I)
-                if m and len(body) >= int(m.group(1)):
-                    break
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            buf += chunk
-    head, _, body = buf.partition(b"\r\n\r\n")
-    status = int(head.split(b" ")[1]) if head else 0
-    return status, body
 
 
 def sse_events(lines):
