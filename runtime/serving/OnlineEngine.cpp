@@ -135,6 +135,7 @@ void OnlineEngine::loop() {
     RequestResult result;
   };
   std::map<uint64_t, Active> active; // this thread's only
+  int64_t preemptionsBefore = 0;     // of the schedulers replaced after failures
 
   // Hands the result over and forgets the request everywhere.
   auto finish = [&](uint64_t id, FinishReason why, const std::string &message) {
@@ -181,6 +182,7 @@ void OnlineEngine::loop() {
       st.lastError = error;
     }
     sched->releaseAll();
+    preemptionsBefore += sched->stats().preemptRecompute + sched->stats().preemptSwap;
     std::vector<uint64_t> ids;
     for (auto &[id, a] : active)
       ids.push_back(id);
@@ -274,6 +276,8 @@ void OnlineEngine::loop() {
       st.largestBatchSeqs = std::max<int64_t>(st.largestBatchSeqs, int64_t(plan.entries.size()));
       st.largestBatchTokens = std::max(st.largestBatchTokens, plan.numTokens());
       st.freeBlocks = kv.freeBlocks();
+      const SchedulerStats &ss = sched->stats();
+      st.preemptions = preemptionsBefore + ss.preemptRecompute + ss.preemptSwap;
     }
     // The tokens are reported after the step is complete, so that a
     // request stopped by its callback can be cancelled at once.

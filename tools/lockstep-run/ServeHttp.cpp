@@ -154,6 +154,14 @@ bool CompletionServer::drainAndStop(std::chrono::milliseconds timeout) {
     std::unique_lock<std::mutex> lock(impl->openMutex);
     ok = impl->openCv.wait_until(lock, deadline, [&] { return impl->open == 0; });
   }
+  // Past the timeout what is left is cancelled first (a handler waiting for
+  // a request would otherwise keep the listener's threads from stopping),
+  // and the streams get a second to write their error event.
+  if (!ok) {
+    impl->engine.shutdown();
+    std::unique_lock<std::mutex> lock(impl->openMutex);
+    impl->openCv.wait_for(lock, std::chrono::seconds(1), [&] { return impl->open == 0; });
+  }
   impl->svr.stop();
   return ok;
 }
@@ -183,6 +191,7 @@ void CompletionServer::Impl::routes() {
               {"steps", s.steps},
               {"generated_tokens", s.generated},
               {"largest_batch", s.largestBatchSeqs},
+              {"preemptions", s.preemptions},
               {"kv_blocks", s.totalBlocks},
               {"free_kv_blocks", s.freeBlocks},
               {"model_failures", s.modelFailures}};
@@ -441,10 +450,9 @@ void CompletionServer::Impl::completions(const httplib::Request &req,
   ex->choices.resize(p.prompts.size());
   for (size_t i = 0; i < p.prompts.size(); ++i)
     ex->choices[i].prompt = p.prompts[i];
-  // Every choice is submitted before any can finish its first step; the
-  // callbacks only touch ex under its lock.
+  // The callbacks touch other fields of the choices than engineId, under
+  // ex->m; engineId is this thread's.
   {
-    std::lock_guard<std::mutex> lock(ex->m);
     for (size_t i = 0; i < p.prompts.size(); ++i) {
       Request r;
       r.prompt = p.prompts[i];

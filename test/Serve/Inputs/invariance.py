@@ -8,7 +8,11 @@ With --control (an artifact compiled with --reduction-policy=adaptive, the
 negative control, whose reductions split by batch size) the comparison must
 find differences instead: a comparison that cannot fail proves nothing.
 
-usage: invariance.py MODEL.lsa [N] [--control]
+With --kv-blocks K the server's KV cache is too small for the concurrent
+clients: the scheduler preempts and resumes requests (/health counts them),
+and nothing may change either.
+
+usage: invariance.py MODEL.lsa [N] [--control] [--kv-blocks K]
 """
 import random
 import sys
@@ -23,6 +27,11 @@ from serve_util import Server, watchdog
 def main():
     args = [a for a in sys.argv[1:] if a != "--control"]
     control = "--control" in sys.argv
+    server_args = []
+    if "--kv-blocks" in args:
+        k = args.index("--kv-blocks")
+        server_args = args[k:k + 2]
+        del args[k:k + 2]
     artifact = args[0]
     n = int(args[1]) if len(args) > 1 else 16
     watchdog(150)
@@ -34,7 +43,7 @@ def main():
         bodies.append({"prompt": p, "max_tokens": max_tokens, "temperature": 0})
         bodies.append({"prompt": p, "max_tokens": max_tokens, "temperature": 0.8, "top_p": 0.9,
                        "seed": 1000 + i})
-    with Server(artifact) as srv:
+    with Server(artifact, *server_args) as srv:
         client = httpx.Client(base_url=srv.base, timeout=60)
 
         def complete(body):
@@ -73,11 +82,14 @@ def main():
                     print("MISMATCH request %d (%s): alone %s, concurrent %s" %
                           (i, "greedy" if i % 2 == 0 else "seeded", a, b))
             print("invariance over HTTP: %d prompts x (greedy, seeded) = %d requests, alone vs "
-                  "%d concurrent clients with random arrivals (largest batch %d, %.1f s): %d/%d "
-                  "completions and %d/%d fingerprints identical" %
-                  (n, len(bodies), n, health["largest_batch"], secs, same_ids, len(bodies),
-                   same_fp, len(bodies)))
+                  "%d concurrent clients with random arrivals (largest batch %d, %.1f s%s): "
+                  "%d/%d completions and %d/%d fingerprints identical" %
+                  (n, len(bodies), n, health["largest_batch"], secs,
+                   ", %s KV blocks, %d preemptions" % (server_args[1], health["preemptions"])
+                   if server_args else "", same_ids, len(bodies), same_fp, len(bodies)))
             assert same_ids == same_fp == len(bodies)
+            if server_args:
+                assert health["preemptions"] > 0, "the small cache never preempted"
         assert health["largest_batch"] > 1, "the concurrent clients never shared a step"
         assert health["in_flight"] == 0 and health["free_kv_blocks"] == health["kv_blocks"]
         print("exit status:", srv.stop())

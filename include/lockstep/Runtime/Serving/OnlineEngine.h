@@ -95,6 +95,7 @@ struct OnlineStats {
   int64_t inFlight = 0;
   int64_t steps = 0, tokens = 0, generated = 0;
   int64_t largestBatchSeqs = 0, largestBatchTokens = 0;
+  int64_t preemptions = 0; ///< By recompute or swap, evictions included.
   int64_t modelFailures = 0;
   int64_t freeBlocks = 0, totalBlocks = 0; ///< Device KV blocks, between steps.
   std::string lastError; ///< The last model failure, if any.
