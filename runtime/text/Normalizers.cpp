@@ -1,8 +1,9 @@
 //===- Normalizers.cpp - tokenizer.json "normalizer" ----------------------===//
 //
 // Sequence, Prepend and Replace: what SentencePiece-style BPE (Llama 2,
-// Mistral) uses to turn spaces into '▁'. Unicode normalization forms and case
-// mapping need tables this library does not carry, so they are refused.
+// Mistral) uses to turn spaces into '▁'; NFC, NFD, NFKC and NFKD (Qwen2,
+// GPT-NeoX) through ICU. Case mapping and SentencePiece's precompiled maps
+// are refused.
 //
 //===----------------------------------------------------------------------===//
 #include "TextInternal.h"
@@ -53,6 +54,12 @@ public:
   }
 };
 
+class FormNormalizer : public Normalizer {
+public:
+  UnicodeForm form = UnicodeForm::NFC;
+  void normalize(std::string &s) const override { unicodeNormalize(form, s); }
+};
+
 } // namespace
 
 bool loadNormalizer(const Json &j, std::unique_ptr<Normalizer> &out, std::string &error) {
@@ -99,8 +106,23 @@ bool loadNormalizer(const Json &j, std::unique_ptr<Normalizer> &out, std::string
     out = std::move(r);
     return true;
   }
+  for (auto [name, form] : {std::pair{"NFC", UnicodeForm::NFC}, {"NFD", UnicodeForm::NFD},
+                            {"NFKC", UnicodeForm::NFKC}, {"NFKD", UnicodeForm::NFKD}}) {
+    if (type == name) {
+      auto f = std::make_unique<FormNormalizer>();
+      f->form = form;
+      std::string probe = "e\xCC\x81";
+      if (!unicodeNormalize(form, probe)) {
+        error = jsonError("normalizer " + type + ": ICU's normalizer is not available");
+        return false;
+      }
+      out = std::move(f);
+      return true;
+    }
+  }
   error = jsonError("normalizer type '" + type +
-                    "' is not supported (supported: Sequence, Prepend, Replace)");
+                    "' is not supported (supported: Sequence, Prepend, Replace, NFC, NFD, "
+                    "NFKC, NFKD)");
   return false;
 }
 

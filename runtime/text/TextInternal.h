@@ -92,6 +92,11 @@ public:
   virtual ~Normalizer() = default;
   virtual void normalize(std::string &s) const = 0;
 };
+enum class UnicodeForm { NFC, NFD, NFKC, NFKD };
+/// Normalizes valid UTF-8 in place (UnicodeForms.cpp, through ICU); false,
+/// leaving `s` as it was, if ICU fails.
+bool unicodeNormalize(UnicodeForm form, std::string &s);
+
 /// Null `out` for a JSON null.
 bool loadNormalizer(const Json &j, std::unique_ptr<Normalizer> &out, std::string &error);
 

@@ -12,7 +12,11 @@ Samples: each line of CORPUS (one text per line, with \\n, \\r, \\t and \\\\
 escapes), each pair of neighbouring lines joined by a newline, the whole
 corpus as one text, and a few edge cases.
 
-Usage: compare_hf.py DIR CORPUS KIND...
+With --unicode-probes, the texts are instead probes of Unicode
+normalization: each code point with a combining class or a decomposition,
+alone and between marks of other classes.
+
+Usage: compare_hf.py [--unicode-probes] DIR CORPUS KIND...
 """
 import json
 import os
@@ -52,7 +56,9 @@ def samples(corpus):
               "\u2028", "\u2029", "\u180e", "\u200b", "\u2003", "\u000b", "\u000c",
               "\u001c", "\ufeff", "▁", "ſ", "K", "İ", "ß", "<s>", "</s>", "<|endoftext|>",
               "<|im_start|>", "<think>", "<tool>", "<unk>", "<0x41>", "𝔘", "\U0001F9D1",
-              "\u0600", "\u0e01\u0e34", "Ω", "ǅ", "ﬁ", "\u0000", "\u007f", "\ud7ff"]
+              "\u0600", "\u0e01\u0e34", "Ω", "ǅ", "ﬁ", "\u0000", "\u007f", "\ud7ff",
+              "\u212b", "\u1e9b\u0323", "\u1100\u1161\u11a8", "①", "ｶ", "\u0344",
+              "\u0f73", "\u0323\u0301", "\u0301\u0323", "\uac00\u11a8", "Ａ", "㍿", "\u2126"]
     rng = random.Random(7)
     for _ in range(int(os.environ.get("TOKENIZER_RANDOM_TEXTS", "400"))):
         texts.append("".join(rng.choice(pieces) for _ in range(rng.randrange(1, 16))))
@@ -66,6 +72,20 @@ def samples(corpus):
     for _ in range(int(os.environ.get("TOKENIZER_RANDOM_TEXTS", "400")) // 4):
         texts.append("".join(rng.choice([any_char(), any_char(), " ", "a", "1"])
                              for _ in range(rng.randrange(1, 12))))
+    return texts
+
+
+def unicode_probes():
+    import unicodedata
+    texts = []
+    for cp in range(0xA0, 0x110000):
+        if 0xD800 <= cp < 0xE000:
+            continue
+        c = chr(cp)
+        if unicodedata.combining(c):
+            texts += ["a" + c + "\u0323", "a\u0301" + c, c + "\u0301"]
+        elif unicodedata.decomposition(c) or 0x1100 <= cp < 0x1200 or 0xAC00 <= cp < 0xD7A4:
+            texts += [c, "e" + c + "\u0301"]
     return texts
 
 
@@ -127,8 +147,12 @@ def check(directory, texts, kind):
 
 
 def main():
-    directory, corpus, kinds = sys.argv[1], sys.argv[2], sys.argv[3:]
-    texts = samples(corpus)
+    args = sys.argv[1:]
+    probes = args[0] == "--unicode-probes"
+    if probes:
+        args = args[1:]
+    directory, corpus, kinds = args[0], args[1], args[2:]
+    texts = unicode_probes() if probes else samples(corpus)
     for kind in kinds:
         check(directory, texts, kind)
     print(f"all equal: {len(kinds)} tokenizers")

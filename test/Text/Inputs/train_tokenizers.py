@@ -27,6 +27,9 @@ each tokenizer.json into OUTDIR, for the tests of Lockstep's C++ tokenizer
                   Removed), ByteLevel(add_prefix_space), post-processor
                   Sequence[ByteLevel, TemplateProcessing "$A <|endoftext|>"]
   metaspace-never.json  Metaspace(never, split) with a normalized added token
+  qwen2-nfc.json, gpt2-nfkc.json, llama2-nfd.json, gpt2-nfkd.json: as qwen2,
+                  gpt2, llama2 and gpt2 with an NFC (as Qwen2 has), NFKC, NFD or
+                  NFKD normalizer
   wordpiece.json, unigram.json: kinds the C++ tokenizer refuses
 
 Usage: train_tokenizers.py OUTDIR
@@ -232,6 +235,17 @@ def main():
 
     for kind in ("llama2", "metaspace", "metaspace-split", "metaspace-never"):
         save(sentencepiece_like(kind), os.path.join(out, kind + ".json"))
+
+    qwen2.normalizer = normalizers.NFC()
+    save(qwen2, os.path.join(out, "qwen2-nfc.json"))
+    gpt2.normalizer = normalizers.NFKC()
+    save(gpt2, os.path.join(out, "gpt2-nfkc.json"))
+    gpt2.normalizer = normalizers.NFKD()
+    save(gpt2, os.path.join(out, "gpt2-nfkd.json"))
+    llama2 = sentencepiece_like("llama2")
+    llama2.normalizer = normalizers.Sequence([normalizers.NFD(), normalizers.Prepend("▁"),
+                                              normalizers.Replace(" ", "▁")])
+    save(llama2, os.path.join(out, "llama2-nfd.json"))
 
     wp = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     wp.pre_tokenizer = pre_tokenizers.Whitespace()

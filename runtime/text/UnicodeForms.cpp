@@ -1,0 +1,91 @@
+//===- UnicodeForms.cpp - NFC, NFD, NFKC, NFKD through ICU ----------------===//
+//
+// The Unicode normalization forms of the NFC/NFD/NFKC/NFKD normalizers, from
+// ICU's tables (libicu). `tokenizers` 0.20 normalizes with Unicode 9.0's
+// tables: a mark assigned later has no combining class there, so it is not
+// reordered. ICU's normalizer is therefore filtered to the characters of
+// Unicode 9.0 ([:age=9.0:]); the others pass through unchanged as starters,
+// as `tokenizers` treats them. Checked on every code point after marks of
+// each combining class (test/Text compares with `tokenizers` directly).
+//
+//===----------------------------------------------------------------------===//
+#include "TextInternal.h"
+
+#include <unicode/unorm2.h>
+#include <unicode/uset.h>
+#include <unicode/ustring.h>
+
+namespace lockstep::text::detail {
+
+namespace {
+
+/// The characters of Unicode 9.0; null if ICU cannot make the set.
+const USet *unicode9() {
+  static const USet *set = [] {
+    UErrorCode status = U_ZERO_ERROR;
+    static const UChar pattern[] = u"[:age=9.0:]";
+    USet *s = uset_openPattern(pattern, -1, &status);
+    if (U_FAILURE(status))
+      return static_cast<USet *>(nullptr);
+    uset_freeze(s);
+    return s;
+  }();
+  return set;
+}
+
+const UNormalizer2 *filtered(const UNormalizer2 *(*get)(UErrorCode *)) {
+  UErrorCode status = U_ZERO_ERROR;
+  const UNormalizer2 *base = get(&status);
+  if (U_FAILURE(status) || !unicode9())
+    return nullptr;
+  UNormalizer2 *f = unorm2_openFiltered(base, unicode9(), &status);
+  return U_FAILURE(status) ? nullptr : f;
+}
+
+} // namespace
+
+bool unicodeNormalize(UnicodeForm form, std::string &s) {
+  UErrorCode status = U_ZERO_ERROR;
+  static const UNormalizer2 *nfc = filtered(unorm2_getNFCInstance);
+  static const UNormalizer2 *nfd = filtered(unorm2_getNFDInstance);
+  static const UNormalizer2 *nfkc = filtered(unorm2_getNFKCInstance);
+  static const UNormalizer2 *nfkd = filtered(unorm2_getNFKDInstance);
+  const UNormalizer2 *n = form == UnicodeForm::NFC    ? nfc
+                          : form == UnicodeForm::NFD  ? nfd
+                          : form == UnicodeForm::NFKC ? nfkc
+                                                      : nfkd;
+  if (!n || s.size() > INT32_MAX / 4)
+    return false;
+  // UTF-8 -> UTF-16, normalize, back.
+  std::u16string wide(s.size() + 1, u'\0');
+  int32_t wideLen = 0;
+  u_strFromUTF8(reinterpret_cast<UChar *>(wide.data()), static_cast<int32_t>(wide.size()),
+                &wideLen, s.data(), static_cast<int32_t>(s.size()), &status);
+  if (U_FAILURE(status))
+    return false;
+  // NFKD can grow a character 18-fold; ask ICU for the size when short.
+  std::u16string out(static_cast<size_t>(wideLen) * 4 + 16, u'\0');
+  int32_t outLen = unorm2_normalize(n, reinterpret_cast<const UChar *>(wide.data()), wideLen,
+                                    reinterpret_cast<UChar *>(out.data()),
+                                    static_cast<int32_t>(out.size()), &status);
+  if (status == U_BUFFER_OVERFLOW_ERROR) {
+    status = U_ZERO_ERROR;
+    out.assign(static_cast<size_t>(outLen) + 1, u'\0');
+    outLen = unorm2_normalize(n, reinterpret_cast<const UChar *>(wide.data()), wideLen,
+                              reinterpret_cast<UChar *>(out.data()),
+                              static_cast<int32_t>(out.size()), &status);
+  }
+  if (U_FAILURE(status))
+    return false;
+  std::string back(static_cast<size_t>(outLen) * 3 + 1, '\0');
+  int32_t backLen = 0;
+  u_strToUTF8(back.data(), static_cast<int32_t>(back.size()), &backLen,
+              reinterpret_cast<const UChar *>(out.data()), outLen, &status);
+  if (U_FAILURE(status))
+    return false;
+  back.resize(static_cast<size_t>(backLen));
+  s = std::move(back);
+  return true;
+}
+
+} // namespace lockstep::text::detail
