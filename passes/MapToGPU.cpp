@@ -187,6 +187,8 @@ struct MapToGPUPass : public lockstep::impl::MapToGPUBase<MapToGPUPass> {
   /// place, so that their allocations stay host calls.
   LogicalResult mapBlock(Block &block) {
     for (Operation &op : llvm::make_early_inc_range(block.without_terminator())) {
+      if (isa<gpu::LaunchOp>(op))
+        continue; // launched already (lockstep-tile-contractions)
       if (auto p = dyn_cast<scf::ParallelOp>(op)) {
         if (failed(launchParallel(p)))
           return failure();

@@ -62,7 +62,7 @@ mlir::LogicalResult lockstep::buildCUDACodegenPipeline(mlir::OpPassManager &pm,
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,"
-      "func.func(lockstep-lower-copies, lockstep-reductions-innermost,"
+      "func.func(lockstep-lower-copies, lockstep-reductions-innermost, lockstep-tile-contractions,"
       " convert-linalg-to-parallel-loops, lockstep-map-to-gpu),"
       "gpu-launch-sink-index-computations, gpu-kernel-outlining,"
       "gpu.module(lockstep-gpu-exact-math),"

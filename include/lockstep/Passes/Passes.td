@@ -395,6 +395,55 @@ def ReductionsInnermost : Pass<"lockstep-reductions-innermost", "mlir::func::Fun
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def TileContractions : Pass<"lockstep-tile-contractions", "mlir::func::FuncOp"> {
+  let summary = "Launch each bufferized contraction as a shared-memory tiled GPU kernel";
+  let description = [{
+    Runs for `--target=cuda` on the bufferized step, before
+    convert-linalg-to-parallel-loops. A `linalg.generic` of two inputs and
+    one output whose one reduction dim `k` is its last loop, with a static
+    length divisible by 8, and with a parallel dim `m` read only by the first
+    input and a dim `n` read only by the second (both written), is a
+    contraction: a projection `X·W`, a chunk's partial of one, or a batched
+    product. Every other parallel dim is a batch dim, mapped to grid z.
+
+    It becomes a `gpu.launch` in which a block owns a tile of (m, n): the
+    block stages `BK` values of k of both inputs in workgroup memory, and
+    each thread folds its outputs (rows `ty + i·TY`, columns `tx + j·TX`)
+    over those k, in increasing k, starting from the output's value, with
+    the generic's own body. So every output folds over k from its init in
+    increasing k, exactly as the generic says: tiling changes which thread
+    computes an output and where its operands come from, never the order of
+    its fold. Rows and columns past the end read zeros and are never stored.
+
+    The host picks the tile from the number of rows, each call: more than
+    64 rows (prefill) take 64x64 tiles of 16x16 threads with 4x4 outputs
+    each and BK 16; fewer (decode) take 16x64 tiles of 64x4 threads with
+    4x1 outputs each and BK up to 64, so that each block keeps more of the
+    weights in flight. Both give the same bits. With no rows (or more batch
+    points than grid z takes) the generic is kept, and lockstep-map-to-gpu
+    maps it a point a thread.
+
+    A generic is not tiled when its body reads `linalg.index` or has side
+    effects, or when its output shares a buffer with an input.
+
+    Example: `Y[t, n, j] = fold_k fma(X[t, j, k], W[j, k, n], .)` (a chunk's
+    partial: k of extent 256, j the chunk) becomes
+    `scf.if (T > 0 && ...) { scf.if (T > 64) { gpu.launch blocks(ceil(N/64),
+    ceil(T/64), J) threads(16, 16, 1) workgroup(memref<16x65xf32, 3>,
+    memref<16x65xf32, 3>) {...} } else { gpu.launch ... } } else { <the
+    generic> }`.
+  }];
+  let options = [
+    Option<"minRows", "min-rows", "int64_t", /*default=*/"0",
+           "Tile only when the row dim has more points than this">
+  ];
+  let statistics = [
+    Statistic<"numTiled", "tiled", "contractions given tiled launches">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
+}
+
 def MapToGPU : Pass<"lockstep-map-to-gpu", "mlir::func::FuncOp"> {
   let summary = "Put every part of a bufferized step that touches data in a gpu.launch";
   let description = [{

@@ -1,0 +1,388 @@
+//===- TileContractions.cpp - The lockstep-tile-contractions pass ---------===//
+//
+// Gives each bufferized contraction (a linalg.generic with two inputs, one
+// output and one innermost reduction dim k of static length) a GPU launch
+// tiled for reuse: a block owns a BM x BN tile of (m, n) for one point of
+// the batch dims, stages BK values of k of both inputs in workgroup memory,
+// and each thread folds its TM x TN outputs over them with the generic's
+// body, k increasing, from the output's own value. So each output's fold is
+// the generic's, and only which thread computes it changes (see the pass's
+// description in Passes.td). The host picks the tiled launch or the plain
+// generic (a point a thread, lockstep-map-to-gpu) from the sizes of the call.
+//
+//===----------------------------------------------------------------------===//
+#include "lockstep/Passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace lockstep {
+#define GEN_PASS_DEF_TILECONTRACTIONS
+#include "lockstep/Passes/Passes.h.inc"
+} // namespace lockstep
+
+using namespace mlir;
+
+namespace {
+
+/// A tile shape: TX x TY threads, each owning TM rows (ty + i*TY) and TN
+/// columns (tx + j*TX) of a BM x BN tile, staging BK values of k a step
+/// (BK is at most `maxBK`, and divides the reduction's length).
+struct TileShape {
+  int64_t tx, ty, tm, tn, maxBK;
+  int64_t bm() const { return ty * tm; }
+  int64_t bn() const { return tx * tn; }
+  int64_t threads() const { return tx * ty; }
+};
+
+/// Many rows (prefill): 64x64 tiles, each thread 4x4 outputs.
+constexpr TileShape kWide{16, 16, 4, 4, 16};
+/// Few rows (decode): 16x64 tiles, 64 values of k a step, so that a block
+/// keeps 16 KiB of the weights in flight.
+constexpr TileShape kNarrow{64, 4, 4, 1, 64};
+/// Rows above which the wide tiles are taken.
+constexpr int64_t kWideRows = 64;
+constexpr int64_t kMaxGridZ = 65535;
+
+/// A matched contraction: its loop dims by role.
+struct Contraction {
+  linalg::GenericOp op;
+  unsigned m = 0, n = 0, k = 0;
+  SmallVector<unsigned> batch;
+  int64_t length = 0;
+  bool aKFastest = false, bKFastest = false;
+};
+
+Value rootOf(Value v) {
+  while (Operation *d = v.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(d)) {
+      v = view.getViewSource();
+      continue;
+    }
+    break;
+  }
+  return v;
+}
+
+bool reads(AffineMap map, unsigned dim) {
+  for (AffineExpr e : map.getResults())
+    if (auto d = dyn_cast<AffineDimExpr>(e); d && d.getPosition() == dim)
+      return true;
+  return false;
+}
+
+/// The loop dim of `map`'s last result, if it is a dim.
+std::optional<unsigned> lastDim(AffineMap map) {
+  if (map.getNumResults() == 0)
+    return std::nullopt;
+  if (auto d = dyn_cast<AffineDimExpr>(map.getResults().back()))
+    return d.getPosition();
+  return std::nullopt;
+}
+
+/// The parallel dim read by `mine` and not by `other`, nearest the end of
+/// `mine`'s map (the most contiguous), that the output writes.
+std::optional<unsigned> ownDim(AffineMap mine, AffineMap other, AffineMap out) {
+  for (AffineExpr e : llvm::reverse(mine.getResults()))
+    if (auto d = dyn_cast<AffineDimExpr>(e))
+      if (!reads(other, d.getPosition()) && reads(out, d.getPosition()))
+        return d.getPosition();
+  return std::nullopt;
+}
+
+std::optional<Contraction> match(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op->getNumResults() != 0)
+    return std::nullopt;
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  unsigned loops = iters.size();
+  for (unsigned d = 0; d + 1 < loops; ++d)
+    if (!linalg::isParallelIterator(iters[d]))
+      return std::nullopt;
+  if (loops < 3 || !linalg::isReductionIterator(iters.back()))
+    return std::nullopt;
+  for (AffineMap m : op.getIndexingMapsArray())
+    if (!m.isProjectedPermutation(/*allowZeroInResults=*/true))
+      return std::nullopt;
+  // The body: pure, with no index reads, yielding one value.
+  for (Operation &o : op.getBlock()->without_terminator())
+    if (isa<linalg::IndexOp>(o) || !isMemoryEffectFree(&o) || o.getNumRegions())
+      return std::nullopt;
+  Contraction c;
+  c.op = op;
+  c.k = loops - 1;
+  AffineMap a = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap b = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!reads(a, c.k) || !reads(b, c.k) || reads(out, c.k))
+    return std::nullopt;
+  std::optional<unsigned> m = ownDim(a, b, out), n = ownDim(b, a, out);
+  if (!m || !n)
+    return std::nullopt;
+  c.m = *m;
+  c.n = *n;
+  for (unsigned d = 0; d < c.k; ++d) {
+    if (!reads(out, d))
+      return std::nullopt; // two threads would write one output
+    if (d != c.m && d != c.n)
+      c.batch.push_back(d);
+  }
+  c.length = op.getStaticLoopRanges()[c.k];
+  if (ShapedType::isDynamic(c.length) || c.length % 8)
+    return std::nullopt;
+  c.aKFastest = lastDim(a) == c.k;
+  c.bKFastest = lastDim(b) == c.k;
+  // In place: a block's stores could feed another block's loads.
+  Value o = rootOf(op.getDpsInitOperand(0)->get());
+  if (o == rootOf(op.getDpsInputOperand(0)->get()) ||
+      o == rootOf(op.getDpsInputOperand(1)->get()))
+    return std::nullopt;
+  return c;
+}
+
+/// The indices of `map` with loop dim d at `dims[d]` (null: unused).
+SmallVector<Value> indicesOf(OpBuilder &b, Location loc, AffineMap map,
+                             ArrayRef<Value> dims) {
+  SmallVector<Value> idx;
+  for (AffineExpr e : map.getResults()) {
+    if (auto d = dyn_cast<AffineDimExpr>(e))
+      idx.push_back(dims[d.getPosition()]);
+    else
+      idx.push_back(arith::ConstantIndexOp::create(
+          b, loc, cast<AffineConstantExpr>(e).getValue()));
+  }
+  return idx;
+}
+
+Value idx(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value zeroOf(OpBuilder &b, Location loc, Type t) {
+  return arith::ConstantOp::create(b, loc, t, b.getZeroAttr(t));
+}
+
+/// `cond ? load : 0`.
+Value guardedLoad(OpBuilder &b, Location loc, Value cond, Value memref,
+                  ArrayRef<Value> idx) {
+  Type t = cast<MemRefType>(memref.getType()).getElementType();
+  auto branch = scf::IfOp::create(b, loc, TypeRange{t}, cond, /*withElse=*/true);
+  OpBuilder tb = branch.getThenBodyBuilder();
+  scf::YieldOp::create(tb, loc, memref::LoadOp::create(tb, loc, memref, idx).getResult());
+  OpBuilder eb = branch.getElseBodyBuilder();
+  scf::YieldOp::create(eb, loc, zeroOf(eb, loc, t));
+  return branch.getResult(0);
+}
+
+class Tiler {
+public:
+  Tiler(Contraction &c, ArrayRef<Value> sizes, TileShape shape) : c(c), sizes(sizes), s(shape) {
+    bk = s.maxBK;
+    while (c.length % bk)
+      bk /= 2; // the length is a multiple of 8
+  }
+
+  /// The launch, built at `b`.
+  void build(OpBuilder &b, Location loc, Value gridZ) {
+    auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v).getResult(); };
+    Value gx = arith::CeilDivUIOp::create(b, loc, sizes[c.n], cst(s.bn()));
+    Value gy = arith::CeilDivUIOp::create(b, loc, sizes[c.m], cst(s.bm()));
+    auto launch = gpu::LaunchOp::create(b, loc, gx, gy, gridZ, cst(s.tx), cst(s.ty), cst(1));
+    auto wg = gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+    Value aTile = launch.addWorkgroupAttribution(
+        MemRefType::get({bk, s.bm() + 1}, elementOf(0), MemRefLayoutAttrInterface{}, wg), loc);
+    Value bTile = launch.addWorkgroupAttribution(
+        MemRefType::get({bk, s.bn() + 1}, elementOf(1), MemRefLayoutAttrInterface{}, wg), loc);
+    Block &kb = launch.getBody().front();
+    OpBuilder kbb = OpBuilder::atBlockBegin(&kb);
+    body(kbb, loc, launch, aTile, bTile);
+    gpu::TerminatorOp::create(kbb, loc);
+  }
+
+private:
+  Contraction &c;
+  ArrayRef<Value> sizes; // each loop dim's extent
+  TileShape s;
+  int64_t bk;
+
+  Type elementOf(unsigned input) {
+    return cast<MemRefType>(c.op.getDpsInputOperand(input)->get().getType()).getElementType();
+  }
+
+  void body(OpBuilder &b, Location loc, gpu::LaunchOp launch, Value aTile, Value bTile) {
+    auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v).getResult(); };
+    Value tx = launch.getThreadIds().x, ty = launch.getThreadIds().y;
+    Value m0 = arith::MulIOp::create(b, loc, launch.getBlockIds().y, cst(s.bm()));
+    Value n0 = arith::MulIOp::create(b, loc, launch.getBlockIds().x, cst(s.bn()));
+    // The batch dims from block z, last fastest.
+    SmallVector<Value> dims(c.k + 1);
+    Value rest = launch.getBlockIds().z;
+    for (int i = (int)c.batch.size() - 1; i >= 0; --i) {
+      unsigned d = c.batch[i];
+      dims[d] = i == 0 ? rest : arith::RemUIOp::create(b, loc, rest, sizes[d]).getResult();
+      if (i > 0)
+        rest = arith::DivUIOp::create(b, loc, rest, sizes[d]);
+    }
+    // This thread's rows and columns, and whether each is in range.
+    SmallVector<Value> rows, cols, rowIn, colIn;
+    for (int64_t i = 0; i < s.tm; ++i) {
+      rows.push_back(arith::AddIOp::create(
+          b, loc, m0, arith::AddIOp::create(b, loc, ty, cst(i * s.ty))));
+      rowIn.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            rows.back(), sizes[c.m]));
+    }
+    for (int64_t j = 0; j < s.tn; ++j) {
+      cols.push_back(arith::AddIOp::create(
+          b, loc, n0, arith::AddIOp::create(b, loc, tx, cst(j * s.tx))));
+      colIn.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            cols.back(), sizes[c.n]));
+    }
+    Value out = c.op.getDpsInitOperand(0)->get();
+    AffineMap outMap = c.op.getMatchingIndexingMap(c.op.getDpsInitOperand(0));
+    auto outIndex = [&](OpBuilder &ob, int64_t i, int64_t j) {
+      SmallVector<Value> d(dims);
+      d[c.m] = rows[i];
+      d[c.n] = cols[j];
+      return indicesOf(ob, loc, outMap, d);
+    };
+    // Each output starts from its own value (zero past the end).
+    SmallVector<Value> init;
+    for (int64_t i = 0; i < s.tm; ++i)
+      for (int64_t j = 0; j < s.tn; ++j) {
+        Value in = arith::AndIOp::create(b, loc, rowIn[i], colIn[j]);
+        init.push_back(guardedLoad(b, loc, in, out, outIndex(b, i, j)));
+      }
+    Value tid = arith::AddIOp::create(b, loc, tx, arith::MulIOp::create(b, loc, ty, cst(s.tx)));
+    auto outer = scf::ForOp::create(b, loc, cst(0), cst(c.length), cst(bk), init);
+    {
+      OpBuilder lb = OpBuilder::atBlockBegin(outer.getBody());
+      Value k0 = outer.getInductionVar();
+      stage(lb, loc, 0, aTile, tid, m0, c.m, s.bm(), c.aKFastest, k0, dims);
+      stage(lb, loc, 1, bTile, tid, n0, c.n, s.bn(), c.bKFastest, k0, dims);
+      gpu::BarrierOp::create(lb, loc);
+      auto inner = scf::ForOp::create(lb, loc, idx(lb, loc, 0), idx(lb, loc, bk), idx(lb, loc, 1),
+                                      outer.getRegionIterArgs());
+      {
+        OpBuilder ib = OpBuilder::atBlockBegin(inner.getBody());
+        Value kk = inner.getInductionVar();
+        SmallVector<Value> as, bs;
+        for (int64_t i = 0; i < s.tm; ++i)
+          as.push_back(memref::LoadOp::create(
+              ib, loc, aTile,
+              ValueRange{kk, arith::AddIOp::create(ib, loc, ty, idx(ib, loc, i * s.ty))}));
+        for (int64_t j = 0; j < s.tn; ++j)
+          bs.push_back(memref::LoadOp::create(
+              ib, loc, bTile,
+              ValueRange{kk, arith::AddIOp::create(ib, loc, tx, idx(ib, loc, j * s.tx))}));
+        SmallVector<Value> next;
+        for (int64_t i = 0; i < s.tm; ++i)
+          for (int64_t j = 0; j < s.tn; ++j)
+            next.push_back(applyBody(ib, as[i], bs[j], inner.getRegionIterArgs()[i * s.tn + j]));
+        scf::YieldOp::create(ib, loc, next);
+      }
+      gpu::BarrierOp::create(lb, loc);
+      scf::YieldOp::create(lb, loc, inner.getResults());
+    }
+    for (int64_t i = 0; i < s.tm; ++i)
+      for (int64_t j = 0; j < s.tn; ++j) {
+        Value in = arith::AndIOp::create(b, loc, rowIn[i], colIn[j]);
+        auto store = scf::IfOp::create(b, loc, in, /*withElse=*/false);
+        OpBuilder sb = OpBuilder::atBlockBegin(&store.getThenRegion().front());
+        memref::StoreOp::create(sb, loc, outer.getResult(i * s.tn + j), out, outIndex(sb, i, j));
+      }
+  }
+
+  /// Copies the tile [k0, k0 + bk) x [p0, p0 + extent) of input `which`
+  /// (its own dim `own`) into `tile[k][p]`, zeros past the dim's end; each
+  /// thread copies elements tid, tid + 256, ..., in the order that reads
+  /// the input's last dim fastest.
+  void stage(OpBuilder &b, Location loc, unsigned which, Value tile, Value tid, Value p0,
+             unsigned own, int64_t extent, bool kFastest, Value k0, ArrayRef<Value> batchDims) {
+    auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v).getResult(); };
+    Value input = c.op.getDpsInputOperand(which)->get();
+    AffineMap map = c.op.getMatchingIndexingMap(c.op.getDpsInputOperand(which));
+    int64_t total = bk * extent;
+    for (int64_t e0 = 0; e0 < total; e0 += s.threads()) {
+      Value e = arith::AddIOp::create(b, loc, tid, cst(e0));
+      int64_t fast = kFastest ? bk : extent;
+      Value lo = arith::RemUIOp::create(b, loc, e, cst(fast));
+      Value hi = arith::DivUIOp::create(b, loc, e, cst(fast));
+      Value kk = kFastest ? lo : hi, pp = kFastest ? hi : lo;
+      Value p = arith::AddIOp::create(b, loc, p0, pp);
+      SmallVector<Value> d(batchDims);
+      d[own] = p;
+      d[c.k] = arith::AddIOp::create(b, loc, k0, kk);
+      Value in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, p, sizes[own]);
+      Value v = guardedLoad(b, loc, in, input, indicesOf(b, loc, map, d));
+      memref::StoreOp::create(b, loc, v, tile, ValueRange{kk, pp});
+    }
+  }
+
+  /// The generic's body on (a, b, acc): its yielded value.
+  Value applyBody(OpBuilder &b, Value x, Value y, Value acc) {
+    Block *body = c.op.getBlock();
+    IRMapping map;
+    map.map(body->getArgument(0), x);
+    map.map(body->getArgument(1), y);
+    map.map(body->getArgument(2), acc);
+    for (Operation &o : body->without_terminator())
+      b.clone(o, map);
+    return map.lookupOrDefault(body->getTerminator()->getOperand(0));
+  }
+};
+
+struct TileContractionsPass
+    : public lockstep::impl::TileContractionsBase<TileContractionsPass> {
+  using TileContractionsBase::TileContractionsBase;
+
+  void runOnOperation() override {
+    SmallVector<Contraction> found;
+    getOperation().walk([&](linalg::GenericOp g) {
+      if (auto c = match(g))
+        found.push_back(*c);
+    });
+    for (Contraction &c : found)
+      tile(c);
+  }
+
+  void tile(Contraction &c) {
+    linalg::GenericOp op = c.op;
+    Location loc = op.getLoc();
+    OpBuilder b(op);
+    SmallVector<Value> sizes;
+    for (Range r : cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc))
+      sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
+    auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v).getResult(); };
+    Value gridZ = cst(1);
+    for (unsigned d : c.batch)
+      gridZ = arith::MulIOp::create(b, loc, gridZ, sizes[d]);
+    auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) {
+      return arith::CmpIOp::create(b, loc, p, x, y).getResult();
+    };
+    Value take = cmp(arith::CmpIPredicate::ugt, sizes[c.m], cst(minRows));
+    take = arith::AndIOp::create(b, loc, take, cmp(arith::CmpIPredicate::ugt, sizes[c.n], cst(0)));
+    take = arith::AndIOp::create(b, loc, take, cmp(arith::CmpIPredicate::ugt, gridZ, cst(0)));
+    take = arith::AndIOp::create(b, loc, take,
+                                 cmp(arith::CmpIPredicate::ule, gridZ, cst(kMaxGridZ)));
+    auto branch = scf::IfOp::create(b, loc, take, /*withElse=*/true);
+    OpBuilder tb = OpBuilder::atBlockBegin(&branch.getThenRegion().front());
+    Value wide = arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::ugt, sizes[c.m],
+                                       arith::ConstantIndexOp::create(tb, loc, kWideRows));
+    auto shape = scf::IfOp::create(tb, loc, wide, /*withElse=*/true);
+    OpBuilder wb = OpBuilder::atBlockBegin(&shape.getThenRegion().front());
+    Tiler(c, sizes, kWide).build(wb, loc, gridZ);
+    OpBuilder nb = OpBuilder::atBlockBegin(&shape.getElseRegion().front());
+    Tiler(c, sizes, kNarrow).build(nb, loc, gridZ);
+    op->moveBefore(branch.getElseRegion().front().getTerminator());
+    ++numTiled;
+  }
+};
+
+} // namespace
