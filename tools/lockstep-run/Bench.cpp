@@ -5,7 +5,9 @@
 // the continuous-batching scheduler with its default policy. Prints steps,
 // wall time and token rates of each and their ratio, and compares every
 // logit of the two runs bit for bit: a throughput number comes with an
-// invariance check.
+// invariance check. `--only alone|batched` times one of the two (for a large
+// model whose alone run would take long); nothing is compared then, and the
+// output says so.
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
@@ -32,12 +34,13 @@ int failure(const std::string &msg) {
 
 /// The batched setup: what generate does by default, with room for every
 /// request's whole context.
-ScheduleSetup batchedSetup(const std::vector<Request> &requests, int64_t vocab) {
+ScheduleSetup batchedSetup(const std::vector<Request> &requests, int64_t vocab,
+                           int64_t tokenBudget) {
   ScheduleSetup s;
   s.policy = PolicyConfig::deterministicDefault();
-  s.scheduler.tokenBudget = 256;
+  s.scheduler.tokenBudget = tokenBudget;
   s.scheduler.maxSeqs = 64;
-  s.scheduler.maxPrefillChunk = 256;
+  s.scheduler.maxPrefillChunk = tokenBudget;
   s.scheduler.vocab = vocab;
   s.blockSize = 16;
   int64_t longest = 1, blocks = 0;
@@ -60,15 +63,16 @@ struct Timed {
 
 int lockstep::run::runBench(int argc, char **argv) {
   std::string model, device = "cpu";
-  int64_t nRequests = 16, promptLen = 48, maxNew = 16, threads = 1, seed = 1;
+  std::string only;
+  int64_t nRequests = 16, promptLen = 48, maxNew = 16, threads = 1, seed = 1, budget = 256;
   for (int i = 2; i < argc; ++i) {
     std::string v;
     bool missing = false, matched = false;
     const char *flags[] = {"--requests", "--prompt-len", "--max-new-tokens", "--threads",
-                           "--seed"};
-    int64_t *vals[] = {&nRequests, &promptLen, &maxNew, &threads, &seed};
-    const int64_t hi[] = {4096, 1 << 20, 1 << 20, 1024, int64_t(1) << 62};
-    for (int f = 0; f < 5 && !matched; ++f) {
+                           "--seed", "--token-budget"};
+    int64_t *vals[] = {&nRequests, &promptLen, &maxNew, &threads, &seed, &budget};
+    const int64_t hi[] = {4096, 1 << 20, 1 << 20, 1024, int64_t(1) << 62, 1 << 16};
+    for (int f = 0; f < 6 && !matched; ++f) {
       if (!flagValue(argc, argv, i, flags[f], v, missing))
         continue;
       matched = true;
@@ -81,6 +85,12 @@ int lockstep::run::runBench(int argc, char **argv) {
     }
     if (matched)
       continue;
+    if (flagValue(argc, argv, i, "--only", v, missing)) {
+      if (missing || (v != "alone" && v != "batched"))
+        return usage("--only takes alone or batched");
+      only = v;
+      continue;
+    }
     if (flagValue(argc, argv, i, "--device", v, missing)) {
       if (missing || !isDeviceName(v))
         return usage("--device takes cpu or cuda");
@@ -129,8 +139,9 @@ int lockstep::run::runBench(int argc, char **argv) {
     return ok;
   };
   Timed alone, batched;
-  ScheduleSetup bs = batchedSetup(requests, vocab);
-  bool ok = timed(baselineSetup(requests, vocab), alone) && timed(bs, batched);
+  ScheduleSetup bs = batchedSetup(requests, vocab, budget);
+  bool ok = (only == "batched" || timed(baselineSetup(requests, vocab), alone)) &&
+            (only == "alone" || timed(bs, batched));
   catchSigint(false);
   if (interrupted().load()) {
     failure("interrupted");
@@ -138,24 +149,31 @@ int lockstep::run::runBench(int argc, char **argv) {
   }
   if (!ok)
     return failure(error);
-  Comparison c = compareRuns(alone.run, batched.run, bs, requests, vocab);
 
   std::printf("model              %s\n", model.c_str());
   std::printf("requests           %lld x (%lld prompt + %lld new tokens), greedy\n",
               (long long)nRequests, (long long)promptLen, (long long)maxNew);
   std::printf("threads            %lld\n", (long long)threads);
   std::printf("device             %s\n", L.device.c_str());
+  std::printf("token budget       %lld a step (batched)\n", (long long)budget);
   std::printf("step               %s\n", L.model->stepForm().c_str());
   std::printf("%-10s %8s %10s %14s %12s %12s\n", "mode", "steps", "wall s", "generated/s",
               "fed/s", "ms/step");
   for (const auto &[name, t] : {std::pair<const char *, const Timed *>{"alone", &alone},
                                 {"batched", &batched}}) {
+    if (!only.empty() && only != name)
+      continue;
     const SchedulerStats &s = t->run.result.stats;
     double secs = std::max(t->seconds, 1e-9);
     std::printf("%-10s %8lld %10.3f %14.1f %12.1f %12.3f\n", name, (long long)s.steps,
                 t->seconds, s.generated / secs, s.tokens / secs,
                 s.steps ? 1e3 * t->seconds / s.steps : 0.0);
   }
+  if (!only.empty()) {
+    std::printf("logits compared    none (--only %s)\n", only.c_str());
+    return 0;
+  }
+  Comparison c = compareRuns(alone.run, batched.run, bs, requests, vocab);
   std::printf("batched / alone    %.2fx the generated tokens per second\n",
               alone.seconds / std::max(batched.seconds, 1e-9));
   std::printf("logits compared    %lld rows, %lld values: %s\n", (long long)c.tokens,

@@ -83,7 +83,9 @@ const Subcommand kSubcommands[] = {
      nullptr,
      "Prompts: one per line, a JSON array of token ids or an object\n"
      "  {\"ids\": [...], \"max_new_tokens\": N, \"temperature\": T, \"top_k\": K,\n"
-     "   \"top_p\": P, \"seed\": S} (every key but ids optional).\n\n"
+     "   \"top_p\": P, \"seed\": S} (every key but ids optional). Instead of ids, an\n"
+     "  object may give \"text\": a string that the artifact's tokenizer encodes (with\n"
+     "  special tokens); each output line then also has the generated ids' \"text\".\n\n"
      "Options:\n"
      "  --max-new-tokens N  tokens to generate per prompt without its own (default 16)\n"
      "  --logits-out DIR    write DIR/req<i>.npy: float32 [N, vocab], the logits that\n"
@@ -167,14 +169,15 @@ const Subcommand kSubcommands[] = {
      "  --threads N         threads of the compiled code (default: the trace's)\n"
      "  --device cpu|cuda   where it runs (default cpu; see generate)"},
     {"bench", "bench MODEL.lsa [--requests N] [--prompt-len L] [--max-new-tokens M] "
-              "[--device cpu|cuda]",
+              "[--device cpu|cuda] [--token-budget N] [--only alone|batched]",
      "Measure serving throughput, batched against one request at a time.",
      nullptr,
      "Draws N greedy requests of L prompt tokens (from --seed S) and serves them\n"
      "twice in one run: each alone, one after the other, then all together\n"
-     "through the continuous-batching scheduler (token budget 256, 64 requests\n"
-     "per step). Prints steps, wall time, generated and fed tokens per second,\n"
-     "milliseconds per step, and the ratio, then compares every logit of the two\n"
+     "through the continuous-batching scheduler (token budget 256 unless\n"
+     "--token-budget says otherwise, 64 requests per step). Prints steps, wall\n"
+     "time, generated and fed tokens per second, milliseconds per step, and the\n"
+     "ratio, then compares every logit of the two\n"
      "runs bit for bit. The `step` line says how a step runs: ragged (one call per\n"
      "step) or per request.\n\n"
      "Options:\n"
@@ -183,22 +186,27 @@ const Subcommand kSubcommands[] = {
      "  --max-new-tokens M  generated tokens each (default 16)\n"
      "  --threads N         threads of the compiled code (default 1)\n"
      "  --seed S            seed of the drawn prompts (default 1)\n"
-     "  --device cpu|cuda   where the model runs (default cpu; see generate)\n\n"
+     "  --device cpu|cuda   where the model runs (default cpu; see generate)\n"
+     "  --token-budget N    tokens a batched step may feed, and the longest prefill\n"
+     "                      chunk (default 256)\n"
+     "  --only alone|batched  time one of the two runs; nothing is compared then\n\n"
      "Exit status 0 when the logits are identical, 1 when they differ or the run\n"
      "fails, 2 for a bad command line, 130 when SIGINT stopped it."},
     {"serve",
-     "serve MODEL.lsa [--port N] [--host ADDR] [--threads N] [--device cpu|cuda]",
+     "serve MODEL.lsa [--port N] [--host ADDR] [--tokenizer FILE.json] [--threads N] "
+     "[--device cpu|cuda]",
      "Serve the model over HTTP with an OpenAI-compatible completions API; every request "
      "joins one continuous batch.",
      nullptr,
      "Endpoints:\n"
-     "  POST /v1/completions  OpenAI completions: prompt (token ids, or a list of id lists,\n"
-     "                        one choice each; text needs a tokenizer, which artifacts do\n"
-     "                        not carry yet: a text prompt is a 400 error), max_tokens (16),\n"
+     "  POST /v1/completions  OpenAI completions: prompt (token ids, a string, or a list of\n"
+     "                        either, one choice each; text needs --tokenizer, without it a\n"
+     "                        text prompt is a 400 error), max_tokens (16),\n"
      "                        temperature (1; 0 is greedy), top_p, top_k, seed (0; prompt i\n"
      "                        of a list uses seed + i), logprobs (0-20: log-softmax of the\n"
-     "                        logits, in a fixed order), stop (token ids; generation ends\n"
-     "                        before one), stream (server-sent events, data: [DONE] last).\n"
+     "                        logits, in a fixed order), stop (token ids or strings;\n"
+     "                        generation ends before one), stream (server-sent events,\n"
+     "                        data: [DONE] last).\n"
      "                        Unknown fields are ignored; a known field of the wrong type is\n"
      "                        a 400 {\"error\": {message, type, param, code}}.\n"
      "  GET  /v1/models       the model\n"
@@ -213,6 +221,10 @@ const Subcommand kSubcommands[] = {
      "  --host ADDR         address to listen on (default 127.0.0.1)\n"
      "  --model-name NAME   the model's id in responses (default: the artifact's file name\n"
      "                      without .lsa)\n"
+     "  --tokenizer FILE    a Hugging Face tokenizer.json (BPE kinds, see tokenize): text\n"
+     "                      prompts and string stops are encoded with it (its BOS added),\n"
+     "                      choices get their text (special tokens skipped); its ids must\n"
+     "                      fit the model's vocabulary\n"
      "  --threads N         threads of the compiled code (default 1; no effect on bits)\n"
      "  --device cpu|cuda   where the model runs (default cpu; see generate)\n"
      "  --http-threads N    connections served at once (default 64); more wait to be read\n"
@@ -230,7 +242,8 @@ const Subcommand kSubcommands[] = {
      "  --swap-blocks N     host blocks for preemption by swap (default: kv-blocks with\n"
      "                      --preempt swap, else 0)\n"
      "  --eos ID            a generated ID ends its request (finish_reason stop; the id\n"
-     "                      is not returned)\n"
+     "                      is not returned); default: the tokenizer's end-of-sequence\n"
+     "                      token with --tokenizer, else none; -1: none\n"
      "  --drain-timeout S   on SIGINT or SIGTERM, how long to wait for requests in flight\n"
      "                      (default 60)\n\n"
      "Errors are JSON: 400 bad JSON, a wrong field or a request longer than the context;\n"

@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""The GPU speed benchmark, in one command on the GPU machine (torch,
+transformers and onnx there; no compiler). Reads a bundle made by
+bench/gpu/prepare.py and writes a Markdown report (bench/RESULTS.md's GPU
+section) with the date, GPU, driver and commit:
+
+  copy     device copy bandwidth (torch, 2 GiB), the decode roofline;
+  gemm     Lockstep's compiled MatMul against cuBLAS fp32 (torch.mm, TF32
+           off) at every projection shape of the model below, T = 1 .. 2048.
+           Lockstep's time is its kernels' time per call from
+           LOCKSTEP_CUDA_PROFILE (each launch waited for, so a call of a few
+           microseconds pays the launch latency too);
+  serve    bench/gpu/llama1b.py's 0.94e9-parameter Llama (weights written
+           from their seed at the path the artifact references):
+           `lockstep-run bench --only batched` at 1, 8 and 64 concurrent
+           requests (prompt 128, 128 new tokens), and prefill of 8 prompts of
+           512; the weights read per second at 1 request against the copy
+           bandwidth;
+  hf       HF transformers LlamaForCausalLM, fp32, eager, on the same
+           weights, the same shapes, in the same run.
+
+usage: bench/gpu/run.py BUNDLE_DIR --out REPORT.md [--only copy,gemm,serve,hf]
+                        [--log FILE]
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import llama1b  # noqa: E402
+
+GEMM_T = [1, 16, 64, 512, 2048]
+CONCURRENCY = [1, 8, 64]
+PROMPT, NEW, PREFILL_PROMPT, PREFILL_REQUESTS = 128, 128, 512, 8
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+def sh(cmd, env=None, check=True):
+    log("+", " ".join(cmd))
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if check and p.returncode != 0:
+        raise RuntimeError(f"{cmd[0]} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def cuda_ms(fn, reps):
+    import torch
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        torch.cuda.synchronize()
+        times.append(a.elapsed_time(b))
+    return statistics.median(times)
+
+
+def copy_bandwidth():
+    import torch
+    n = 2 ** 31 // 4
+    src = torch.empty(n, dtype=torch.float32, device="cuda").normal_()
+    dst = torch.empty_like(src)
+    ms = cuda_ms(lambda: dst.copy_(src), 20)
+    return 2 * n * 4 / (ms * 1e-3)  # bytes read and written per second
+
+
+def gemm(bundle, shapes, run_tool):
+    import numpy as np
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    rows = []
+    tmp = tempfile.mkdtemp()
+    for k, n in shapes:
+        lsa = os.path.join(bundle, f"gemm_{k}_{n}.lsa")
+        w = torch.randn(k, n, device="cuda")
+        np.save(os.path.join(tmp, "W.npy"), w.cpu().numpy())
+        for t in GEMM_T:
+            x = torch.randn(t, k, device="cuda")
+            torch_ms = cuda_ms(lambda: torch.mm(x, w), 20)
+            np.save(os.path.join(tmp, "X.npy"), x.cpu().numpy())
+            reps = 10
+            env = dict(os.environ, LOCKSTEP_CUDA_PROFILE="1")
+            p = sh([run_tool, "exec", lsa, "--input", f"X={tmp}/X.npy", "--input",
+                    f"W={tmp}/W.npy", "--output-dir", os.path.join(tmp, "out"), "--device",
+                    "cuda", "--repeat", str(reps)], env=env)
+            m = re.search(r"kernels ([0-9.]+) s in (\d+) launches", p.stdout + p.stderr)
+            if not m:
+                raise RuntimeError("no kernel time in the profile:\n" + p.stdout + p.stderr)
+            calls = reps  # exec --repeat N makes N calls; module loads are counted apart
+            ls_ms = float(m.group(1)) * 1e3 / calls
+            flops = 2.0 * t * k * n
+            rows.append(dict(k=k, n=n, t=t, torch_ms=torch_ms, lockstep_ms=ls_ms,
+                             launches=int(m.group(2)) // calls,
+                             torch_tflops=flops / torch_ms / 1e9,
+                             lockstep_tflops=flops / ls_ms / 1e9))
+            log(json.dumps(rows[-1]))
+    return rows
+
+
+def ensure_model(manifest):
+    d = manifest["model_dir"]
+    onnx_path, data = llama1b.paths(d)
+    if not (os.path.exists(onnx_path) and os.path.exists(data)):
+        t0 = time.time()
+        llama1b.build(d)
+        log(f"wrote {data} in {time.time() - t0:.0f} s")
+    return onnx_path
+
+
+def parse_bench(text):
+    m = re.search(r"^batched\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)", text, re.M)
+    if not m:
+        raise RuntimeError("no batched line in:\n" + text)
+    steps, wall, gen, fed, ms = m.groups()
+    return dict(steps=int(steps), wall_s=float(wall), generated_per_s=float(gen),
+                fed_per_s=float(fed), ms_per_step=float(ms))
+
+
+def serve(bundle, run_tool, artifact="llama1b.lsa"):
+    lsa = os.path.join(bundle, artifact)
+    out = {}
+    for c in CONCURRENCY:
+        p = sh([run_tool, "bench", lsa, "--device", "cuda", "--only", "batched", "--requests",
+                str(c), "--prompt-len", str(PROMPT), "--max-new-tokens", str(NEW)])
+        out[f"gen{c}"] = parse_bench(p.stdout)
+        log(artifact, c, json.dumps(out[f"gen{c}"]))
+    p = sh([run_tool, "bench", lsa, "--device", "cuda", "--only", "batched", "--requests",
+            str(PREFILL_REQUESTS), "--prompt-len", str(PREFILL_PROMPT), "--max-new-tokens", "1",
+            "--token-budget", str(PREFILL_PROMPT)])
+    out["prefill"] = parse_bench(p.stdout)
+    log(artifact, "prefill", json.dumps(out["prefill"]))
+    return out
+
+
+def hf(onnx_path):
+    import torch
+    from transformers import LlamaForCausalLM
+    torch.backends.cuda.matmul.allow_tf32 = False
+    cfg = llama1b.hf_config()
+    with torch.device("cuda"):
+        model = LlamaForCausalLM(cfg)
+    model.load_state_dict(llama1b.hf_state_dict(onnx_path))
+    model = model.to("cuda", torch.float32).eval()
+    g = torch.Generator().manual_seed(1)
+    out = {}
+    with torch.no_grad():
+        for c in CONCURRENCY:
+            ids = torch.randint(0, cfg.vocab_size, (c, PROMPT), generator=g).cuda()
+            kw = dict(max_new_tokens=NEW, min_new_tokens=NEW, do_sample=False,
+                      pad_token_id=0, eos_token_id=None)
+            model.generate(ids, **dict(kw, max_new_tokens=4, min_new_tokens=4))
+            torch.cuda.synchronize()
+            t0 = time.time()
+            model.generate(ids, **kw)
+            torch.cuda.synchronize()
+            secs = time.time() - t0
+            out[f"gen{c}"] = dict(wall_s=secs, generated_per_s=c * NEW / secs)
+            log("hf", c, json.dumps(out[f"gen{c}"]))
+        ids = torch.randint(0, cfg.vocab_size, (PREFILL_REQUESTS, PREFILL_PROMPT), generator=g).cuda()
+        ms = cuda_ms(lambda: model(ids, use_cache=False), 5)
+        out["prefill"] = dict(wall_s=ms / 1e3, fed_per_s=PREFILL_REQUESTS * PREFILL_PROMPT / (ms / 1e3))
+        log("hf prefill", json.dumps(out["prefill"]))
+    del model
+    torch.cuda.empty_cache()
+    return out
+
+
+def report(path, env, res):
+    L = [f"## GPU ({env['date']}, {env['gpu']}, driver {env['driver']}, commit {env['commit']})", ""]
+    L.append("Measured by `bench/gpu/run.py` on the GPU machine (bundle from `bench/gpu/prepare.py`).")
+    L.append("")
+    bw = res.get("copy")
+    if bw:
+        L += [f"Device copy bandwidth (read + write, torch, 2 GiB): **{bw / 1e12:.2f} TB/s**.", ""]
+    if res.get("gemm"):
+        L += ["### GEMM: Lockstep against cuBLAS fp32 (torch.mm, TF32 off)", "",
+              "| K x N | T | cuBLAS ms | Lockstep ms | cuBLAS TFLOP/s | Lockstep TFLOP/s | share of cuBLAS |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+        for r in res["gemm"]:
+            L.append(f"| {r['k']} x {r['n']} | {r['t']} | {r['torch_ms']:.3f} | {r['lockstep_ms']:.3f} | "
+                     f"{r['torch_tflops']:.2f} | {r['lockstep_tflops']:.2f} | "
+                     f"{r['torch_ms'] / r['lockstep_ms'] * 100:.0f}% |")
+        L.append("")
+    s, h = res.get("serve"), res.get("hf")
+    if s or h:
+        c = llama1b.CONFIG
+        L += [f"### End to end: Llama of {env.get('params', 0) / 1e9:.2f}e9 parameters "
+              f"(hidden {c['hidden']}, {c['layers']} layers, GQA {c['heads']}/{c['kv_heads']}, vocab {c['vocab']}), fp32", "",
+              f"Prompt {PROMPT}, {NEW} new tokens, greedy; generated tokens per second over the whole run "
+              f"(prefill included). Prefill: {PREFILL_REQUESTS} prompts of {PREFILL_PROMPT}.", "",
+              "| concurrency | Lockstep tok/s | Lockstep ms/step | HF eager tok/s | Lockstep / HF |",
+              "|---:|---:|---:|---:|---:|"]
+        for cc in CONCURRENCY:
+            ls = s.get(f"gen{cc}") if s else None
+            hh = h.get(f"gen{cc}") if h else None
+            L.append(f"| {cc} | {ls['generated_per_s']:.1f} | {ls['ms_per_step']:.2f} | "
+                     f"{hh['generated_per_s']:.1f} | {ls['generated_per_s'] / hh['generated_per_s']:.2f}x |"
+                     if ls and hh else f"| {cc} | {ls and ls['generated_per_s']} | | {hh and hh['generated_per_s']} | |")
+        if s and h:
+            L.append(f"| prefill | {s['prefill']['fed_per_s']:.0f} (fed/s) | {s['prefill']['ms_per_step']:.2f} | "
+                     f"{h['prefill']['fed_per_s']:.0f} | {s['prefill']['fed_per_s'] / h['prefill']['fed_per_s']:.2f}x |")
+        L.append("")
+        if s and bw:
+            weights = env.get("weight_bytes", 0)
+            step = s["gen1"]["ms_per_step"] * 1e-3
+            L += [f"Decode at 1 request: {weights / 2**30:.2f} GiB of weights a step in "
+                  f"{s['gen1']['ms_per_step']:.2f} ms = {weights / step / 1e12:.3f} TB/s, "
+                  f"{weights / step / bw * 100:.1f}% of the copy bandwidth.", ""]
+    if res.get("adaptive") and s:
+        a = res["adaptive"]
+        L += ["### Invariance cost: canonical against adaptive reductions", "",
+              "| concurrency | canonical tok/s | adaptive tok/s | cost |", "|---:|---:|---:|---:|"]
+        for cc in CONCURRENCY:
+            x, y = s[f"gen{cc}"]["generated_per_s"], a[f"gen{cc}"]["generated_per_s"]
+            L.append(f"| {cc} | {x:.1f} | {y:.1f} | {(y / x - 1) * 100:+.1f}% |")
+        L.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(L))
+    log("\n".join(L))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("bundle")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--only", default="copy,gemm,serve,adaptive,hf")
+    ap.add_argument("--json", help="also write every measurement here")
+    args = ap.parse_args()
+    only = set(args.only.split(","))
+    manifest = json.load(open(os.path.join(args.bundle, "manifest.json")))
+    run_tool = os.path.join(args.bundle, "lockstep-run")
+    smi = sh(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"]).stdout
+    gpu, driver = [x.strip() for x in smi.splitlines()[0].split(",")]
+    env = dict(date=datetime.date.today().isoformat(), gpu=gpu, driver=driver,
+               commit=manifest["commit"])
+    res = {}
+    if "copy" in only:
+        res["copy"] = copy_bandwidth()
+        log(f"copy {res['copy'] / 1e12:.2f} TB/s")
+    if "gemm" in only:
+        res["gemm"] = gemm(args.bundle, [tuple(s) for s in manifest["gemm"]], run_tool)
+    onnx_path = None
+    if only & {"serve", "hf", "adaptive"} and manifest.get("model"):
+        onnx_path = ensure_model(manifest)
+        c = llama1b.CONFIG
+        h, v = c["hidden"], c["vocab"]
+        per_layer = h * (c["heads"] * c["head_dim"]) * 2 + h * c["kv_heads"] * c["head_dim"] * 2 \
+            + 3 * h * c["inter"] + 2 * h
+        env["params"] = c["layers"] * per_layer + 2 * v * h + h
+        env["weight_bytes"] = 4 * (c["layers"] * per_layer + v * h + h)  # read a decode step
+        if "serve" in only:
+            res["serve"] = serve(args.bundle, run_tool)
+        if "adaptive" in only and os.path.exists(os.path.join(args.bundle, "llama1b_adaptive.lsa")):
+            res["adaptive"] = serve(args.bundle, run_tool, "llama1b_adaptive.lsa")
+        if "hf" in only:
+            res["hf"] = hf(onnx_path)
+    if args.json:
+        json.dump(dict(env=env, results=res), open(args.json, "w"), indent=1)
+    report(args.out, env, res)
+
+
+if __name__ == "__main__":
+    main()
