@@ -42,11 +42,15 @@ int failure(const std::string &msg) {
   return 1;
 }
 
+/// --eos not given: the tokenizer's end-of-sequence id, if any.
+constexpr int64_t kEosUnset = -2;
+
 struct Args {
-  std::string model, host = "127.0.0.1", device = "cpu", modelName, preempt = "recompute";
+  std::string model, host = "127.0.0.1", device = "cpu", modelName, preempt = "recompute",
+              tokenizer;
   int64_t port = 8000, threads = 1, httpThreads = 64, maxQueue = 256,
           maxBodyBytes = int64_t(8) << 20, blockSize = 16, kvBlocks = -1, swapBlocks = -1,
-          tokenBudget = 256, maxSeqs = 64, maxContext = 2048, eos = -1, drainTimeout = 60;
+          tokenBudget = 256, maxSeqs = 64, maxContext = 2048, eos = kEosUnset, drainTimeout = 60;
 };
 
 int parseArgs(int argc, char **argv, Args &a) {
@@ -86,7 +90,8 @@ int parseArgs(int argc, char **argv, Args &a) {
     if (flagValue(argc, argv, i, "--host", v, missing) ||
         flagValue(argc, argv, i, "--device", v, missing) ||
         flagValue(argc, argv, i, "--model-name", v, missing) ||
-        flagValue(argc, argv, i, "--preempt", v, missing)) {
+        flagValue(argc, argv, i, "--preempt", v, missing) ||
+        flagValue(argc, argv, i, "--tokenizer", v, missing)) {
       std::string flag = argv[at];
       flag = flag.substr(0, flag.find('='));
       if (missing || v.empty())
@@ -95,6 +100,8 @@ int parseArgs(int argc, char **argv, Args &a) {
         a.host = v;
       else if (flag == "--model-name")
         a.modelName = v;
+      else if (flag == "--tokenizer")
+        a.tokenizer = v;
       else if (flag == "--device") {
         if (!isDeviceName(v))
           return usage("--device takes cpu or cuda, not '" + v + "'");
@@ -160,6 +167,15 @@ int lockstep::run::runServe(int argc, char **argv) {
                                        : a.modelName;
   info.systemFingerprint = "lsa-" + artifactChecksum(a.model) + "-portable" +
                            (policy == "canonical" ? "" : "-" + policy);
+  std::unique_ptr<TextCodec> codec;
+  if (!a.tokenizer.empty()) {
+    int32_t tokenizerEos = -1;
+    codec = loadTokenizerCodec(a.tokenizer, model->vocab(), tokenizerEos, error);
+    if (!codec)
+      return failure(error);
+    if (a.eos == kEosUnset)
+      a.eos = tokenizerEos;
+  }
   if (a.eos >= 0)
     info.stopIds.push_back(int32_t(a.eos));
 
@@ -182,7 +198,7 @@ int lockstep::run::runServe(int argc, char **argv) {
   if (!engine)
     return failure(error);
 
-  CompletionServer server(*engine, info, /*codec=*/nullptr);
+  CompletionServer server(*engine, info, codec.get());
   HttpOptions ho;
   ho.host = a.host;
   ho.port = int(a.port);
@@ -209,10 +225,12 @@ int lockstep::run::runServe(int argc, char **argv) {
     }
   });
   std::printf("lockstep-run serve: listening on http://%s:%d (model %s, %s, context %lld, "
-              "KV %lld blocks of %lld tokens, step: %s on %s)\n",
+              "KV %lld blocks of %lld tokens, %s, step: %s on %s)\n",
               a.host.c_str(), port, info.modelName.c_str(), info.systemFingerprint.c_str(),
               (long long)engine->config().scheduler.maxContext, (long long)blocks,
-              (long long)a.blockSize, model->stepForm().c_str(), L.device.c_str());
+              (long long)a.blockSize,
+              codec ? ("tokenizer " + a.tokenizer).c_str() : "token ids only",
+              model->stepForm().c_str(), L.device.c_str());
   std::fflush(stdout);
   bool ok = server.run();
   served = true;

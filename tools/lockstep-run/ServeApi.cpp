@@ -135,6 +135,8 @@ bool parseStop(const json &s, const TextCodec *codec, CompletionParams &out, Api
   if (s.is_string()) {
     if (!codec)
       return noTokenizer(err, "stop");
+    if (s.get<std::string>().empty())
+      return fail(err, "stop", "the stop string is empty");
     out.stopTexts.push_back(s.get<std::string>());
     return true;
   }

@@ -111,6 +111,7 @@ struct CompletionServer::Impl {
   json choiceJson(const Exchange &ex, size_t i) const;
   json chunkHead(const Exchange &ex) const;
   bool streamNext(Exchange &ex, std::string &out, bool &done);
+  std::string textDelta(const Exchange &ex, Choice &c, size_t n, bool final) const;
 };
 
 CompletionServer::CompletionServer(OnlineEngine &engine, ServeInfo info, const TextCodec *codec)
@@ -350,6 +351,40 @@ ApiError finishError(const Choice &c) {
 
 } // namespace
 
+// The text of the first `n` tokens that is safe to send and not sent yet,
+// and marks it sent. Until the choice is final, a trailing U+FFFD (a
+// character whose bytes are not all there yet) and a trailing prefix of a
+// stop string are held back; text that a later decode rewrites is never
+// sent twice (nothing more is sent until the text extends what was sent).
+std::string CompletionServer::Impl::textDelta(const Exchange &ex, Choice &c, size_t n,
+                                              bool final) const {
+  if (!codec)
+    return "";
+  std::string t = codec->decode(
+      std::vector<int32_t>(c.tokens.begin(), c.tokens.begin() + std::ptrdiff_t(n)));
+  if (c.textCut < t.size())
+    t.resize(c.textCut);
+  size_t keep = t.size();
+  if (!final) {
+    static const std::string kReplacement = "\xEF\xBF\xBD";
+    while (keep >= 3 && t.compare(keep - 3, 3, kReplacement) == 0)
+      keep -= 3;
+    size_t hold = 0;
+    for (const std::string &s : ex.params.stopTexts)
+      for (size_t len = std::min(s.size() - 1, keep); len > hold; --len)
+        if (t.compare(keep - len, len, s, 0, len) == 0) {
+          hold = len;
+          break;
+        }
+    keep -= hold;
+  }
+  if (keep <= c.textSent.size() || t.compare(0, c.textSent.size(), c.textSent) != 0)
+    return "";
+  std::string delta = t.substr(c.textSent.size(), keep - c.textSent.size());
+  c.textSent += delta;
+  return delta;
+}
+
 // Appends to `out` the events of `ex` not sent yet (under ex.m); `done`
 // when the stream is complete ([DONE] written). Returns whether anything
 // was added.
@@ -362,26 +397,15 @@ bool CompletionServer::Impl::streamNext(Exchange &ex, std::string &out, bool &do
     // A choice's last tokens may be cut by a stop string: text is only
     // known for sure once it finished.
     for (; c.sent < c.tokens.size(); ++c.sent) {
-      // The text so far, cut at a stop string; what extends the text sent
-      // is the delta (a decode that rewrites earlier text sends nothing
-      // until it extends it again).
-      std::string delta;
-      if (codec) {
-        std::string t = codec->decode(
-            std::vector<int32_t>(c.tokens.begin(), c.tokens.begin() + std::ptrdiff_t(c.sent) + 1));
-        if (c.textCut < t.size())
-          t.resize(c.textCut);
-        if (t.size() > c.textSent.size() && t.compare(0, c.textSent.size(), c.textSent) == 0)
-          delta = t.substr(c.textSent.size());
-      }
+      std::string delta = textDelta(ex, c, c.sent + 1, /*final=*/false);
       json ch = {{"index", i},
                  {"text", delta},
                  {"token_ids", {c.tokens[c.sent]}},
                  {"logprobs", ex.params.logprobs
-                                  ? logprobsJson(c, c.sent, c.sent + 1, c.textSent.size())
+                                  ? logprobsJson(c, c.sent, c.sent + 1,
+                                                 c.textSent.size() - delta.size())
                                   : json()},
                  {"finish_reason", nullptr}};
-      c.textSent += delta;
       json j = chunkHead(ex);
       j["choices"] = json::array({ch});
       event(j);
@@ -393,7 +417,7 @@ bool CompletionServer::Impl::streamNext(Exchange &ex, std::string &out, bool &do
         event(err);
       } else {
         json ch = {{"index", i},
-                   {"text", ""},
+                   {"text", textDelta(ex, c, c.tokens.size(), /*final=*/true)},
                    {"token_ids", json::array()},
                    {"logprobs", nullptr},
                    {"finish_reason", finishName(c.why)},

@@ -7,14 +7,16 @@
 // no tokenizer, and every choice's `text` is empty (its `token_ids` carry
 // the completion).
 //
-// A tokenizer (lockstep/Text/Tokenizer.h) plugs in through an adapter that
-// implements this interface; nothing else in the server changes.
+// A tokenizer.json (lockstep/Text/Tokenizer.h, `serve --tokenizer FILE`)
+// plugs in through `loadTokenizerCodec`; another source of text would
+// implement the same interface, and nothing else in the server changes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOCKSTEP_TOOLS_LOCKSTEP_RUN_SERVETEXT_H
 #define LOCKSTEP_TOOLS_LOCKSTEP_RUN_SERVETEXT_H
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,14 @@ public:
   /// character split across ids appears once its last id is there).
   virtual std::string decode(const std::vector<int32_t> &ids) const = 0;
 };
+
+/// A TextCodec over a Hugging Face tokenizer.json: encode adds the special
+/// tokens its post-processor adds (a BOS), decode skips special tokens.
+/// Null with `error` when the file cannot be loaded, or when the tokenizer
+/// has more ids than the model's vocabulary (`vocab`). `eos` gets the
+/// tokenizer's end-of-sequence id, -1 when it has none.
+std::unique_ptr<TextCodec> loadTokenizerCodec(const std::string &path, int64_t vocab,
+                                              int32_t &eos, std::string &error);
 
 } // namespace lockstep::run
 
