@@ -29,6 +29,8 @@ struct KernelTable {
   std::unordered_map<std::string, std::string> ptx;
   /// The launch plan's kernels: function names by module name.
   std::unordered_map<std::string, std::set<std::string>> planned;
+  /// The ONNX node of each planned module's first launch (for the profile).
+  std::unordered_map<std::string, std::string> nodes;
   /// The modules that the host object registered while it was loaded.
   std::vector<LazyModule *> registered;
 };
@@ -164,8 +166,12 @@ CUfunction resolveKernel(LazyModule *m, const std::string &name) {
     return nullptr;
   }
   m->byName[name] = f;
-  if (cuda_profile::enabled())
+  if (cuda_profile::enabled()) {
     kernelNames[f] = "module " + std::to_string(m->index) + " " + name;
+    if (m->table)
+      if (auto it = m->table->nodes.find(m->name()); it != m->table->nodes.end())
+        kernelNames[f] += " " + it->second;
+  }
   return f;
 }
 
@@ -348,6 +354,7 @@ bool lockstep::rt::loadCudaModule(const LoadedArtifact &artifact, CpuModule &out
       return false;
     }
     table->planned[l.module].insert(l.function);
+    table->nodes.emplace(l.module, l.node);
   }
   loadingKernels = table;
   bool loaded = loadCpuModule(artifact.cudaCode(), out, error);

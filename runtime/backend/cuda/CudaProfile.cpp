@@ -52,14 +52,13 @@ struct Totals {
                  (unsigned long long)arenaAllocations, (unsigned long long)allocations,
                  (unsigned long long)misses, (unsigned long long)arenaGrowths,
                  (unsigned long long)arenaBytes);
-    std::fprintf(stderr, "  %-28s %10s %12s %12s %14s\n", "kernel", "launches", "total ms",
-                 "us/launch", "threads/launch");
+    std::fprintf(stderr, "  %10s %12s %12s %14s  %s\n", "launches", "total ms", "us/launch",
+                 "threads/launch", "kernel (its ONNX node)");
     for (size_t i = 0; i < rows.size() && i < 40; ++i) {
       const Row &r = rows[i].second;
-      std::fprintf(stderr, "  %-28s %10llu %12.3f %12.2f %14llu\n", rows[i].first.c_str(),
-                   (unsigned long long)r.launches, r.seconds * 1e3,
-                   r.seconds * 1e6 / double(r.launches),
-                   (unsigned long long)(r.threads / r.launches));
+      std::fprintf(stderr, "  %10llu %12.3f %12.2f %14llu  %s\n", (unsigned long long)r.launches,
+                   r.seconds * 1e3, r.seconds * 1e6 / double(r.launches),
+                   (unsigned long long)(r.threads / r.launches), rows[i].first.c_str());
     }
   }
 };
