@@ -7,7 +7,9 @@ the server stays up (/health) and stops cleanly.
 
 usage: load.py MODEL.lsa
 """
+import json
 import random
+import socket
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -86,6 +88,35 @@ def main():
         assert h["requests_cancelled"] >= 1, h
         assert h["largest_batch"] > 1, h
         print("health after: %s, in flight %d, all KV blocks free" % (h["status"], h["in_flight"]))
+
+        # A client that reads nothing: its request still finishes in the
+        # engine (the tokens wait in the request's queue and the socket's
+        # buffers), other requests are served meanwhile, and the client gets
+        # its whole stream when it reads.
+        slow = socket.create_connection((srv.host, srv.port), timeout=30)
+        body = json.dumps({"prompt": prompts[0], "max_tokens": 100, "temperature": 0,
+                           "stream": True}).encode()
+        slow.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                     b"application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        finished = h["requests_finished"]
+        deadline = time.time() + 30
+        while client.get("/health").json()["requests_finished"] < finished + 1:
+            assert time.time() < deadline, "the unread request did not finish"
+            time.sleep(0.02)
+        others = [client.post("/v1/completions", json={"prompt": prompts[p], **kinds[0]}).json()
+                  for p in range(len(prompts))]
+        assert [o["choices"][0]["token_ids"] for o in others] == \
+            [baseline[p, 0][0] for p in range(len(prompts))]
+        data = b""
+        while b"data: [DONE]" not in data:
+            chunk = slow.recv(65536)
+            assert chunk, data[-200:]
+            data += chunk
+        slow.close()
+        n = data.count(b'"finish_reason":null')
+        print("a client that reads nothing: its request finished in the engine, 8 others "
+              "served meanwhile, then it read all %d tokens" % n)
+        assert n == 100
         print("exit status:", srv.stop())
 
 
