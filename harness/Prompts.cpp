@@ -1,8 +1,10 @@
 //===- Prompts.cpp - Reading prompts from JSON lines ----------------------===//
 #include "lockstep/Harness/Prompts.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -133,6 +135,76 @@ private:
     ++i;
     return true;
   }
+  /// A JSON string with its escapes (\uXXXX with surrogate pairs); its
+  /// bytes are kept as written otherwise.
+  bool string(std::string &out) {
+    if (!expect('"'))
+      return false;
+    auto hex4 = [&](uint32_t &v) {
+      if (i + 4 > s.size())
+        return false;
+      v = 0;
+      for (int k = 0; k < 4; ++k) {
+        char c = s[i + k];
+        int d = std::isdigit((unsigned char)c) ? c - '0'
+                : (c >= 'a' && c <= 'f')       ? c - 'a' + 10
+                : (c >= 'A' && c <= 'F')       ? c - 'A' + 10
+                                               : -1;
+        if (d < 0)
+          return false;
+        v = v * 16 + d;
+      }
+      i += 4;
+      return true;
+    };
+    while (i < s.size() && s[i] != '"') {
+      char c = s[i++];
+      if ((unsigned char)c < 0x20)
+        return fail("a control character in a string");
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      char e = peek();
+      ++i;
+      const char *simple = "\"\\/bfnrt", *meaning = "\"\\/\b\f\n\r\t";
+      if (const char *at = e ? std::strchr(simple, e) : nullptr) {
+        out += meaning[at - simple];
+        continue;
+      }
+      uint32_t cp, lo;
+      if (e != 'u' || !hex4(cp))
+        return fail("a bad escape in a string");
+      if (cp >= 0xD800 && cp < 0xDC00 && s.compare(i, 2, "\\u") == 0) {
+        size_t save = i;
+        i += 2;
+        if (hex4(lo) && lo >= 0xDC00 && lo < 0xE000)
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        else
+          i = save;
+      }
+      if (cp >= 0xD800 && cp < 0xE000)
+        cp = 0xFFFD; // a lone surrogate
+      if (cp < 0x80) {
+        out += (char)cp;
+      } else if (cp < 0x800) {
+        out += (char)(0xC0 | (cp >> 6));
+        out += (char)(0x80 | (cp & 0x3F));
+      } else if (cp < 0x10000) {
+        out += (char)(0xE0 | (cp >> 12));
+        out += (char)(0x80 | ((cp >> 6) & 0x3F));
+        out += (char)(0x80 | (cp & 0x3F));
+      } else {
+        out += (char)(0xF0 | (cp >> 18));
+        out += (char)(0x80 | ((cp >> 12) & 0x3F));
+        out += (char)(0x80 | ((cp >> 6) & 0x3F));
+        out += (char)(0x80 | (cp & 0x3F));
+      }
+    }
+    if (!expect('"'))
+      return fail("unterminated string");
+    return true;
+  }
   bool object(PromptSpec &out) {
     if (!expect('{'))
       return false;
@@ -152,11 +224,21 @@ private:
       if (k == "ids") {
         if (haveIds) {
           i = at;
-          return fail("\"ids\" given twice");
+          return fail(out.text ? "\"text\" and \"ids\" given together" : "\"ids\" given twice");
         }
         haveIds = true;
         if (!ids(out.ids))
           return false;
+      } else if (k == "text") {
+        if (haveIds) {
+          i = at;
+          return fail("\"text\" and \"ids\" given together");
+        }
+        haveIds = true;
+        std::string t;
+        if (!string(t))
+          return false;
+        out.text = std::move(t);
       } else if (k == "max_new_tokens") {
         if (!integer(n))
           return false;

@@ -89,7 +89,7 @@ bool readSections(const std::string &what, const uint8_t *p, uint64_t size,
     Section s{get32(e), get64(e + 8), get64(e + 16)};
     std::string name = "section " + std::to_string(i);
     if (s.kind < uint32_t(SectionKind::Metadata) ||
-        s.kind > uint32_t(SectionKind::LaunchPlan)) {
+        s.kind > uint32_t(SectionKind::Tokenizer)) {
       error = what + ": " + name + " has unknown kind " + std::to_string(s.kind);
       return false;
     }
@@ -169,7 +169,7 @@ bool resolveWeights(const std::string &what, const ArtifactMeta &meta,
 
 /// The sections of code an artifact holds, by target.
 struct CodeParts {
-  ByteView cpu, cuda;
+  ByteView cpu, cuda, tokenizer;
   std::vector<KernelText> kernels;
   std::vector<KernelLaunch> plan;
 };
@@ -247,6 +247,7 @@ bool loadArtifactImpl(const std::string &path, MappedFile &file,
   }
   code.cpu = bytes(SectionKind::Code);
   code.cuda = bytes(SectionKind::CudaCode);
+  code.tokenizer = bytes(SectionKind::Tokenizer);
   if (!checkTargets(what, meta, code, error))
     return false;
   if (auto it = sections.find(uint32_t(SectionKind::Weights)); it != sections.end())
@@ -276,6 +277,7 @@ bool lockstep::rt::loadArtifact(const std::string &path, LoadedArtifact &out,
     out.externalFiles_ = std::move(externals);
     out.meta_ = std::move(meta);
     out.code_ = code.cpu;
+    out.tokenizer_ = code.tokenizer;
     out.weights_ = std::move(weights);
     return true;
   } catch (const std::bad_alloc &) {

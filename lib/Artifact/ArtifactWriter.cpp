@@ -132,7 +132,7 @@ bool writeArtifactImpl(const std::string &path, ArtifactMeta &meta,
   if (!placeEmbeddedWeights(meta, embedded, order, weightsSize, error) ||
       !validateMeta(meta, error))
     return false;
-  for (ByteView b : {code.cpu, code.cuda, code.kernels, code.launchPlan})
+  for (ByteView b : {code.cpu, code.cuda, code.kernels, code.launchPlan, code.tokenizer})
     if (!b.data && b.size) {
       error = "a code section has no data";
       return false;
@@ -140,21 +140,23 @@ bool writeArtifactImpl(const std::string &path, ArtifactMeta &meta,
   const std::string text = serializeMeta(meta);
 
   // Layout: header, table, then metadata, code, weights, kernels, CUDA host
-  // code and launch plan, each aligned.
-  constexpr int kSections = 6;
+  // code, launch plan and (when given) the tokenizer, each aligned.
+  const int kSections = code.tokenizer.size ? 7 : 6;
   struct Section {
     SectionKind kind;
     uint64_t offset, size;
     ByteView bytes; // all but the metadata and weights
-  } sections[kSections] = {
+  } sections[7] = {
       {SectionKind::Metadata, 0, text.size(), {}},
       {SectionKind::Code, 0, code.cpu.size, code.cpu},
       {SectionKind::Weights, 0, weightsSize, {}},
       {SectionKind::Kernels, 0, code.kernels.size, code.kernels},
       {SectionKind::CudaCode, 0, code.cuda.size, code.cuda},
-      {SectionKind::LaunchPlan, 0, code.launchPlan.size, code.launchPlan}};
+      {SectionKind::LaunchPlan, 0, code.launchPlan.size, code.launchPlan},
+      {SectionKind::Tokenizer, 0, code.tokenizer.size, code.tokenizer}};
   uint64_t end = kArtifactHeaderSize + kSections * kArtifactSectionEntrySize;
-  for (Section &s : sections) {
+  for (int i = 0; i < kSections; ++i) {
+    Section &s = sections[i];
     s.offset = alignUp(end);
     end = s.offset + s.size;
   }

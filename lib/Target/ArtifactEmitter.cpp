@@ -205,6 +205,7 @@ LogicalResult lockstep::emitArtifact(ModuleOp module, const std::string &path,
       return module.emitError(error);
     code.cpu = bytesOf(cpuObject);
   }
+  code.tokenizer = bytesOf(options.tokenizerJson);
   if (!rt::writeArtifact(path, meta, code, embedded, error))
     return module.emitError(error);
   return success();

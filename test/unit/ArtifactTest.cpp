@@ -105,6 +105,30 @@ TEST(Artifact, OddNamesRoundTrip) {
   EXPECT_EQ(a.code().size, kCode.size());
 }
 
+TEST(Artifact, TokenizerSectionRoundTrips) {
+  TempDir tmp;
+  const std::string dir = tmp.path;
+  ArtifactMeta meta;
+  meta.target = kCpuTarget;
+  meta.inputs.push_back({"x", "f32", {"n"}});
+  const std::string json = "{\"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []}}";
+  ArtifactCode code;
+  code.cpu = {kCode.data(), kCode.size()};
+  std::string error;
+  // Without a tokenizer: six sections, none of them 7.
+  ASSERT_TRUE(writeArtifact(dir + "/plain.lsa", meta, code, {}, error)) << error;
+  code.tokenizer = {reinterpret_cast<const uint8_t *>(json.data()), json.size()};
+  ASSERT_TRUE(writeArtifact(dir + "/tok.lsa", meta, code, {}, error)) << error;
+  EXPECT_EQ(readFile(dir + "/plain.lsa")[12], 6);
+  EXPECT_EQ(readFile(dir + "/tok.lsa")[12], 7);
+  LoadedArtifact plain, tok;
+  ASSERT_TRUE(loadArtifact(dir + "/plain.lsa", plain, error)) << error;
+  ASSERT_TRUE(loadArtifact(dir + "/tok.lsa", tok, error)) << error;
+  EXPECT_TRUE(plain.tokenizerJson().empty());
+  EXPECT_EQ(tok.tokenizerJson(), json);
+  EXPECT_EQ(tok.code().size, kCode.size());
+}
+
 TEST(Artifact, RefusesTruncation) {
   TempDir tmp;
   const std::string dir = tmp.path;

@@ -46,6 +46,34 @@ TEST(Prompts, ErrorsNameLineAndColumn) {
   }
 }
 
+TEST(Prompts, TextInsteadOfIds) {
+  std::vector<PromptSpec> p;
+  std::string err;
+  ASSERT_TRUE(parsePrompts("{\"text\": \"a\\\"b\\\\\\n\\u00e9\\ud83d\\ude00 \xc3\xa9\", \"seed\": 3}\n"
+                           "{\"text\": \"\\udc00\"}\n",
+                           p, err))
+      << err;
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(*p[0].text, "a\"b\\\n\xc3\xa9\xf0\x9f\x98\x80 \xc3\xa9");
+  EXPECT_TRUE(p[0].ids.empty());
+  EXPECT_EQ(*p[0].seed, 3u);
+  EXPECT_EQ(*p[1].text, "\xef\xbf\xbd"); // a lone surrogate
+  struct Case {
+    const char *text, *message;
+  } cases[] = {
+      {"{\"text\": 1}", "line 1, column 10: expected '\"'"},
+      {"{\"text\": \"x\", \"ids\": [1]}", "line 1, column 15: \"text\" and \"ids\" given together"},
+      {"{\"ids\": [1], \"text\": \"x\"}", "line 1, column 14: \"text\" and \"ids\" given together"},
+      {"{\"text\": \"\\q\"}", "line 1, column 13: a bad escape in a string"},
+      {"{\"text\": \"abc", "line 1, column 14: expected '\"'"},
+  };
+  for (const Case &c : cases) {
+    std::vector<PromptSpec> q;
+    EXPECT_FALSE(parsePrompts(c.text, q, err)) << c.text;
+    EXPECT_EQ(err, c.message) << c.text;
+  }
+}
+
 TEST(Prompts, DeepOrHugeInputDoesNotCrash) {
   std::vector<PromptSpec> p;
   std::string err;

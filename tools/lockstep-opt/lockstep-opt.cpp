@@ -14,6 +14,7 @@
 #include "lockstep/Target/ArtifactEmitter.h"
 #include "lockstep/Target/CPUCodegen.h"
 #include "lockstep/Target/CUDACodegen.h"
+#include "lockstep/Text/Tokenizer.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -34,6 +35,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 using namespace mlir;
 using namespace llvm;
@@ -175,6 +177,12 @@ int importMain(int argc, char **argv) {
                "step or an error; graph: the exported graph (run once per "
                "request, and by exec with its own inputs)"),
       cl::init("auto"));
+  cl::opt<std::string> tokenizer(
+      "tokenizer",
+      cl::desc("A Hugging Face tokenizer.json to store in the artifact, checked "
+               "first: lockstep-run encodes text prompts and decodes generated "
+               "ids with it"),
+      cl::init(""));
   if (!parseOptions(argc, argv, kOverview))
     return 2;
   if (step != "auto" && step != "ragged" && step != "graph") {
@@ -249,6 +257,24 @@ int importMain(int argc, char **argv) {
     errs() << "lockstep-opt: unknown --weights value '" << weights
            << "' (expected auto, embed or reference)\n";
     return 2;
+  }
+  if (!tokenizer.empty()) {
+    if (emit != "lsa") {
+      errs() << "lockstep-opt: --tokenizer goes into an artifact: give -o MODEL.lsa\n";
+      return 2;
+    }
+    auto buf = MemoryBuffer::getFile(tokenizer);
+    if (!buf) {
+      errs() << "lockstep-opt: cannot read '" << tokenizer << "': " << buf.getError().message()
+             << "\n";
+      return 1;
+    }
+    std::string err;
+    artifactOptions.tokenizerJson = (*buf)->getBuffer().str();
+    if (!lockstep::text::Tokenizer::fromJson(artifactOptions.tokenizerJson, err)) {
+      errs() << "lockstep-opt: " << tokenizer << ": " << err << "\n";
+      return 1;
+    }
   }
   if (emit == "lsa" && output == "-") {
     errs() << "lockstep-opt: an artifact needs an output file (-o MODEL.lsa)\n";

@@ -12,6 +12,8 @@
 #include "Commands.h"
 #include "Loaded.h"
 
+#include "lockstep/Text/Tokenizer.h"
+
 #include "lockstep/Artifact/Artifact.h"
 #include "lockstep/Harness/Prompts.h"
 #include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
@@ -174,6 +176,23 @@ int lockstep::run::runGenerate(int argc, char **argv) {
   if (!L.load(a.model, a.threads, a.device, error))
     return failure(error);
   ServingModel *model = L.model.get();
+  // Text prompts through the artifact's tokenizer (lockstep-opt --tokenizer),
+  // which also decodes what is generated.
+  std::unique_ptr<lockstep::text::Tokenizer> tokenizer;
+  if (!L.artifact.tokenizerJson().empty()) {
+    tokenizer = lockstep::text::Tokenizer::fromJson(L.artifact.tokenizerJson(), error);
+    if (!tokenizer)
+      return failure("the artifact's tokenizer: " + error);
+  }
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (!specs[i].text)
+      continue;
+    if (!tokenizer)
+      return failure("prompt " + std::to_string(i) +
+                     " is text, but the artifact has no tokenizer (lockstep-opt --tokenizer)");
+    for (int32_t id : tokenizer->encode(*specs[i].text, /*addSpecial=*/true))
+      specs[i].ids.push_back(id);
+  }
 
   EngineConfig cfg;
   // By default the cache holds every request's whole context at once.
@@ -234,8 +253,10 @@ int lockstep::run::runGenerate(int argc, char **argv) {
                        requestStatusName(r.status) + "\"";
     if (!r.reason.empty())
       line += ", \"reason\": " + jsonString(r.reason);
-    line += ", \"generated\": " + idsJson(r.generated) + ", \"fingerprint\": \"" +
-            r.fingerprint.hex() + "\"}";
+    line += ", \"generated\": " + idsJson(r.generated);
+    if (tokenizer)
+      line += ", \"text\": " + jsonString(tokenizer->decode(r.generated, false));
+    line += ", \"fingerprint\": \"" + r.fingerprint.hex() + "\"}";
     std::printf("%s\n", line.c_str());
     if (!a.logitsOut.empty() && r.status != RequestStatus::Rejected) {
       NpyArray arr;

@@ -2,6 +2,7 @@
 #include "Commands.h"
 
 #include "lockstep/Artifact/Artifact.h"
+#include "lockstep/Text/Tokenizer.h"
 
 #include <cstdio>
 #include <map>
@@ -70,6 +71,18 @@ int lockstep::run::runInfo(int argc, char **argv) {
               (unsigned long long)embedded, (unsigned long long)external);
   for (const auto &[k, v] : m.properties)
     std::printf("property  %s = %s\n", k.c_str(), v.c_str());
+  if (!a.tokenizerJson().empty()) {
+    std::string why;
+    auto tok = lockstep::text::Tokenizer::fromJson(a.tokenizerJson(), why);
+    if (tok)
+      std::printf("tokenizer tokenizer.json, %zu bytes: vocab %zu, bos %s, eos %s\n",
+                  a.tokenizerJson().size(), tok->vocabSize(),
+                  tok->bosId() ? std::to_string(*tok->bosId()).c_str() : "none",
+                  tok->eosId() ? std::to_string(*tok->eosId()).c_str() : "none");
+    else
+      std::printf("tokenizer tokenizer.json, %zu bytes: refused: %s\n",
+                  a.tokenizerJson().size(), why.c_str());
+  }
   if (!a.launchPlan().empty()) {
     std::set<std::pair<std::string, std::string>> kernels;
     size_t dynamic = 0;

@@ -31,6 +31,10 @@
 //      through the runtime's CUDA backend; its modules are named
 //      "lockstep-kernel:NAME"
 //   6  launch plan (a CUDA artifact's): the text of serializeLaunchPlan()
+//   7  tokenizer (optional; lockstep-opt --tokenizer): a Hugging Face
+//      tokenizer.json, byte for byte as given (lockstep/Text/Tokenizer.h
+//      reads it). An artifact without one has no section 7 and is the same
+//      file as before the section existed.
 //
 // An artifact holds the code of each target that its metadata names
 // (`target x86_64-cpu,x86_64-cuda` for both: lockstep-opt --target=cpu,cuda),
@@ -51,6 +55,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lockstep::rt {
@@ -72,6 +77,7 @@ enum class SectionKind : uint32_t {
   Kernels = 4,
   CudaCode = 5,
   LaunchPlan = 6,
+  Tokenizer = 7,
 };
 
 /// A borrowed byte range.
@@ -96,6 +102,7 @@ struct ArtifactCode {
   ByteView cuda;       // section 5
   ByteView kernels;    // section 4: serializeKernels()
   ByteView launchPlan; // section 6: serializeLaunchPlan()
+  ByteView tokenizer;  // section 7 when not empty: a tokenizer.json
 };
 
 /// Writes an artifact to `path`. For each embedded weight it fills the spec's
@@ -126,6 +133,10 @@ public:
   const std::vector<KernelText> &kernels() const { return kernels_; }
   /// The launch plan (empty for a CPU artifact).
   const std::vector<KernelLaunch> &launchPlan() const { return launchPlan_; }
+  /// The tokenizer.json of section 7; empty when the artifact has none.
+  std::string_view tokenizerJson() const {
+    return {reinterpret_cast<const char *>(tokenizer_.data), tokenizer_.size};
+  }
 
 private:
   friend bool loadArtifact(const std::string &, LoadedArtifact &, std::string &);
@@ -133,7 +144,7 @@ private:
   MappedFile file_;
   std::vector<MappedFile> externalFiles_; // one per distinct external path
   ArtifactMeta meta_;
-  ByteView code_, cudaCode_;
+  ByteView code_, cudaCode_, tokenizer_;
   std::vector<ByteView> weights_;
   std::vector<KernelText> kernels_;
   std::vector<KernelLaunch> launchPlan_;

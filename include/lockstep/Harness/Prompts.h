@@ -2,7 +2,9 @@
 //
 // One prompt per line: a bare array of token ids, `[1, 2, 3]`, or an object
 // `{"ids": [1, 2, 3], "max_new_tokens": 8, "temperature": 0.7, "top_k": 40,
-// "top_p": 0.9, "seed": 17}` where every key but "ids" is optional. Blank
+// "top_p": 0.9, "seed": 17}` where every key but "ids" is optional; instead
+// of "ids", an object may give "text" (a JSON string), which the artifact's
+// tokenizer encodes (lockstep-run generate). Blank
 // lines are skipped. Anything else is an error naming the line and column.
 // The parser is a small recursive-descent reader of this subset of JSON
 // (numbers, arrays of numbers, one level of object), bounded so that a hostile
@@ -21,6 +23,7 @@ namespace lockstep::rt {
 
 struct PromptSpec {
   std::vector<int64_t> ids; ///< as written (range-checked later, per model)
+  std::optional<std::string> text; ///< "text" instead of "ids": to encode
   std::optional<int64_t> maxNewTokens;
   std::optional<double> temperature, topP;
   std::optional<int64_t> topK;

@@ -19,6 +19,8 @@ struct ArtifactOptions {
   WeightPolicy weights = WeightPolicy::Auto;
   std::string producer = "lockstep-opt";
   CodegenOptions codegen;
+  /// A tokenizer.json stored as the artifact's section 7; none when empty.
+  std::string tokenizerJson;
 };
 
 /// Compiles `module` (the onnx form, shapes inferred) for the CPU and writes

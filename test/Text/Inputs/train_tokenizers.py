@@ -30,6 +30,8 @@ each tokenizer.json into OUTDIR, for the tests of Lockstep's C++ tokenizer
   qwen2-nfc.json, gpt2-nfkc.json, llama2-nfd.json, gpt2-nfkd.json: as qwen2,
                   gpt2, llama2 and gpt2 with an NFC (as Qwen2 has), NFKC, NFD or
                   NFKD normalizer
+  tiny.json       200 tokens (Metaspace, <unk>, BOS by template), small enough for
+                  the 256-token test models (artifact-tokenizer.test)
   wordpiece.json, unigram.json: kinds the C++ tokenizer refuses
 
 Usage: train_tokenizers.py OUTDIR
@@ -203,6 +205,18 @@ def behaviors():
     return tok
 
 
+def tiny():
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first")
+    tok.decoder = decoders.Metaspace(replacement="▁", prepend_scheme="first")
+    trainer = trainers.BpeTrainer(vocab_size=200, special_tokens=["<unk>", "<s>", "</s>"],
+                                  show_progress=False, limit_alphabet=60)
+    tok.train_from_iterator(training_text(), trainer)
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A", special_tokens=[("<s>", tok.token_to_id("<s>"))])
+    return tok
+
+
 def save(tok, path, string_merges=False):
     data = json.loads(tok.to_str())
     if string_merges:
@@ -246,6 +260,8 @@ def main():
     llama2.normalizer = normalizers.Sequence([normalizers.NFD(), normalizers.Prepend("▁"),
                                               normalizers.Replace(" ", "▁")])
     save(llama2, os.path.join(out, "llama2-nfd.json"))
+
+    save(tiny(), os.path.join(out, "tiny.json"))
 
     wp = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     wp.pre_tokenizer = pre_tokenizers.Whitespace()
