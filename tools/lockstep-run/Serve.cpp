@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 using namespace lockstep::rt;
@@ -167,15 +168,26 @@ int lockstep::run::runServe(int argc, char **argv) {
                                        : a.modelName;
   info.systemFingerprint = "lsa-" + artifactChecksum(a.model) + "-portable" +
                            (policy == "canonical" ? "" : "-" + policy);
+  // Text: --tokenizer, else the artifact's own tokenizer, else token ids only.
   std::unique_ptr<TextCodec> codec;
+  std::string textSource = "token ids only";
+  int32_t tokenizerEos = -1;
   if (!a.tokenizer.empty()) {
-    int32_t tokenizerEos = -1;
-    codec = loadTokenizerCodec(a.tokenizer, model->vocab(), tokenizerEos, error);
-    if (!codec)
-      return failure(error);
-    if (a.eos == kEosUnset)
-      a.eos = tokenizerEos;
+    std::ifstream f(a.tokenizer, std::ios::binary);
+    if (!f)
+      return failure("--tokenizer: cannot read '" + a.tokenizer + "'");
+    std::string json((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (!(codec = tokenizerCodec(json, model->vocab(), tokenizerEos, error)))
+      return failure("--tokenizer '" + a.tokenizer + "': " + error);
+    textSource = "tokenizer " + a.tokenizer;
+  } else if (!L.artifact.tokenizerJson().empty()) {
+    if (!(codec = tokenizerCodec(L.artifact.tokenizerJson(), model->vocab(), tokenizerEos,
+                                 error)))
+      return failure("the artifact's tokenizer: " + error);
+    textSource = "the artifact's tokenizer";
   }
+  if (codec && a.eos == kEosUnset)
+    a.eos = tokenizerEos;
   if (a.eos >= 0)
     info.stopIds.push_back(int32_t(a.eos));
 
@@ -229,7 +241,7 @@ int lockstep::run::runServe(int argc, char **argv) {
               a.host.c_str(), port, info.modelName.c_str(), info.systemFingerprint.c_str(),
               (long long)engine->config().scheduler.maxContext, (long long)blocks,
               (long long)a.blockSize,
-              codec ? ("tokenizer " + a.tokenizer).c_str() : "token ids only",
+              textSource.c_str(),
               model->stepForm().c_str(), L.device.c_str());
   std::fflush(stdout);
   bool ok = server.run();

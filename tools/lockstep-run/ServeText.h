@@ -7,9 +7,10 @@
 // no tokenizer, and every choice's `text` is empty (its `token_ids` carry
 // the completion).
 //
-// A tokenizer.json (lockstep/Text/Tokenizer.h, `serve --tokenizer FILE`)
-// plugs in through `loadTokenizerCodec`; another source of text would
-// implement the same interface, and nothing else in the server changes.
+// A tokenizer.json (lockstep/Text/Tokenizer.h: the artifact's own, from
+// lockstep-opt --tokenizer, or `serve --tokenizer FILE`) plugs in through
+// `tokenizerCodec`; another source of text would implement the same
+// interface, and nothing else in the server changes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOCKSTEP_TOOLS_LOCKSTEP_RUN_SERVETEXT_H
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lockstep::run {
@@ -34,13 +36,13 @@ public:
   virtual std::string decode(const std::vector<int32_t> &ids) const = 0;
 };
 
-/// A TextCodec over a Hugging Face tokenizer.json: encode adds the special
-/// tokens its post-processor adds (a BOS), decode skips special tokens.
-/// Null with `error` when the file cannot be loaded, or when the tokenizer
+/// A TextCodec over the text of a Hugging Face tokenizer.json: encode adds
+/// the special tokens its post-processor adds (a BOS), decode skips special
+/// tokens. Null with `error` when it cannot be loaded, or when the tokenizer
 /// has more ids than the model's vocabulary (`vocab`). `eos` gets the
 /// tokenizer's end-of-sequence id, -1 when it has none.
-std::unique_ptr<TextCodec> loadTokenizerCodec(const std::string &path, int64_t vocab,
-                                              int32_t &eos, std::string &error);
+std::unique_ptr<TextCodec> tokenizerCodec(std::string_view json, int64_t vocab, int32_t &eos,
+                                          std::string &error);
 
 } // namespace lockstep::run
 

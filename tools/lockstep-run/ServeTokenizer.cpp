@@ -34,16 +34,13 @@ private:
 
 } // namespace
 
-std::unique_ptr<TextCodec> lockstep::run::loadTokenizerCodec(const std::string &path,
-                                                             int64_t vocab, int32_t &eos,
-                                                             std::string &error) {
-  std::unique_ptr<Tokenizer> tok = Tokenizer::fromFile(path, error);
-  if (!tok) {
-    error = "--tokenizer: " + error;
+std::unique_ptr<TextCodec> lockstep::run::tokenizerCodec(std::string_view json, int64_t vocab,
+                                                         int32_t &eos, std::string &error) {
+  std::unique_ptr<Tokenizer> tok = Tokenizer::fromJson(json, error);
+  if (!tok)
     return nullptr;
-  }
   if (int64_t(tok->vocabSize()) > vocab) {
-    error = "--tokenizer '" + path + "' has " + std::to_string(tok->vocabSize()) +
+    error = "it has " + std::to_string(tok->vocabSize()) +
             " token ids; the model's vocabulary has " + std::to_string(vocab);
     return nullptr;
   }

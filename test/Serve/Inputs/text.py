@@ -10,8 +10,11 @@ text prompts and string stops, and decodes choices.
 - A stop string cuts the text before it, finish_reason stop, and stops the
   ids at the token that completed it.
 - The openai client with a string prompt and a list of strings.
+- An artifact that carries the tokenizer (lockstep-opt --tokenizer) serves
+  text without --tokenizer, the same.
 
-usage: text.py MODEL.lsa TMPDIR
+usage: text.py train TMPDIR                  (writes TMPDIR/tokenizer.json)
+       text.py MODEL.lsa TMPDIR [WITH_TOKENIZER.lsa]
 """
 import os
 import sys
@@ -57,6 +60,8 @@ def main():
     os.makedirs(tmp, exist_ok=True)
     path = os.path.join(tmp, "tokenizer.json")
     tok = train(path)
+    if artifact == "train":
+        return
     prompt = "the quick brown fox"
     with Server(artifact, "--tokenizer", path) as srv:
         assert "tokenizer " + path in srv.banner, srv.banner
@@ -102,6 +107,17 @@ def main():
         print("openai client: a string prompt and a list of two")
         c.close()
         print("exit status:", srv.stop())
+
+    if len(sys.argv) > 3:
+        with Server(sys.argv[3]) as srv:
+            assert "the artifact's tokenizer" in srv.banner, srv.banner
+            c = httpx.Client(base_url=srv.base, timeout=60)
+            r = c.post("/v1/completions", json=body).json()["choices"][0]
+            assert r["token_ids"] == a["token_ids"] and r["text"] == text, (r, a)
+            assert r["lockstep_fingerprint"] == a["lockstep_fingerprint"]
+            print("the artifact's own tokenizer: the same ids, fingerprint and text")
+            c.close()
+            print("exit status:", srv.stop())
 
 
 if __name__ == "__main__":
