@@ -3,7 +3,8 @@
 // Each decoder maps the list of token strings to a new list (decode_chain);
 // the tokenizer joins the last list. Sequence, ByteLevel (characters back to
 // bytes, invalid UTF-8 replaced), Replace, ByteFallback (<0xNN> runs back to
-// text), Fuse, Strip and Metaspace, as `tokenizers` 0.20 defines them.
+// text), Fuse, Strip, Metaspace and BPEDecoder (end-of-word suffix to a
+// space), as `tokenizers` 0.20 defines them.
 //
 //===----------------------------------------------------------------------===//
 #include "TextInternal.h"
@@ -191,6 +192,28 @@ public:
   }
 };
 
+/// Each occurrence of the suffix becomes a space, or nothing in the last token.
+class BpeSuffixDecoder : public Decoder {
+public:
+  std::string suffix = "</w>";
+  void decodeChain(std::vector<std::string> &tokens) const override {
+    if (suffix.empty())
+      return;
+    for (size_t k = 0; k < tokens.size(); ++k) {
+      std::string &t = tokens[k];
+      std::string out;
+      size_t prev = 0;
+      for (const Range &m : findLiteral(t, suffix)) {
+        out.append(t, prev, m.first - prev);
+        out += k + 1 == tokens.size() ? "" : " ";
+        prev = m.second;
+      }
+      out.append(t, prev, std::string::npos);
+      t = std::move(out);
+    }
+  }
+};
+
 bool oneChar(const Json &j, const char *key, uint32_t &out, const std::string &where,
              std::string &error) {
   std::string s;
@@ -297,9 +320,16 @@ bool loadDecoder(const Json &j, std::unique_ptr<Decoder> &out, std::string &erro
     out = std::move(m);
     return true;
   }
+  if (type == "BPEDecoder") {
+    auto b = std::make_unique<BpeSuffixDecoder>();
+    if (!getString(j, "suffix", b->suffix, "decoder BPEDecoder", error, false))
+      return false;
+    out = std::move(b);
+    return true;
+  }
   error = jsonError("decoder type '" + type +
                     "' is not supported (supported: Sequence, ByteLevel, Replace, "
-                    "ByteFallback, Fuse, Strip, Metaspace)");
+                    "ByteFallback, Fuse, Strip, Metaspace, BPEDecoder)");
   return false;
 }
 

@@ -1,9 +1,11 @@
 //===- PreTokenizers.cpp - tokenizer.json "pre_tokenizer" -----------------===//
 //
 // Sequence, ByteLevel (GPT-2's own regex or none, add_prefix_space), Split
-// (a regex or string with a SplitDelimiterBehavior, invert) and Metaspace
-// (replacement, prepend_scheme first/always/never, split). Each works on every
-// piece on its own, as `tokenizers` does; empty pieces are dropped.
+// (a regex or string with a SplitDelimiterBehavior, invert), Metaspace
+// (replacement, prepend_scheme first/always/never, split), and the character
+// class splitters Digits, Punctuation, Whitespace, WhitespaceSplit,
+// CharDelimiterSplit and BertPreTokenizer. Each works on every piece on its
+// own, as `tokenizers` does; empty pieces are dropped.
 //
 //===----------------------------------------------------------------------===//
 #include "TextInternal.h"
@@ -99,6 +101,87 @@ public:
       });
   }
 };
+
+/// Splits at the matches of a regex, by a behavior.
+class RegexSplitter : public PreTokenizer {
+public:
+  std::unique_ptr<Regex> regex;
+  SplitBehavior behavior = SplitBehavior::Isolated;
+  bool invert = false;
+  void apply(std::vector<Piece> &pieces) const override {
+    splitPieces(pieces, [&](const Piece &p) {
+      return splitRanges(p.text.size(), regex->findAll(p.text), behavior, invert);
+    });
+  }
+};
+
+/// Splits at each character of a class (CharClasses.cpp), by a behavior.
+class CharSplitter : public PreTokenizer {
+public:
+  bool (*inClass)(uint32_t) = nullptr;
+  SplitBehavior behavior = SplitBehavior::Isolated;
+  void apply(std::vector<Piece> &pieces) const override {
+    splitPieces(pieces, [&](const Piece &p) {
+      std::vector<Range> matches;
+      for (size_t i = 0; i < p.text.size(); i += utf8CharLen(p.text, i))
+        if (inClass(utf8Decode(p.text, i)))
+          matches.push_back({i, i + utf8CharLen(p.text, i)});
+      return splitRanges(p.text.size(), matches, behavior, false);
+    });
+  }
+};
+
+/// The Whitespace pre-tokenizer: runs of word characters, and runs of
+/// characters that are neither words nor spaces.
+class WordsSplitter : public PreTokenizer {
+public:
+  void apply(std::vector<Piece> &pieces) const override {
+    splitPieces(pieces, [&](const Piece &p) {
+      std::vector<Range> runs;
+      const std::string &t = p.text;
+      for (size_t i = 0; i < t.size();) {
+        uint32_t c = utf8Decode(t, i);
+        if (isWhiteSpaceChar(c) && !isWordChar(c)) {
+          i += utf8CharLen(t, i);
+          continue;
+        }
+        bool word = isWordChar(c);
+        size_t b = i;
+        while (i < t.size()) {
+          uint32_t d = utf8Decode(t, i);
+          bool same = word ? isWordChar(d) : !isWordChar(d) && !isWhiteSpaceChar(d);
+          if (!same)
+            break;
+          i += utf8CharLen(t, i);
+        }
+        runs.push_back({b, i});
+      }
+      return runs;
+    });
+  }
+};
+
+std::unique_ptr<PreTokenizer> charSplitter(bool (*inClass)(uint32_t), SplitBehavior behavior) {
+  auto s = std::make_unique<CharSplitter>();
+  s->inClass = inClass;
+  s->behavior = behavior;
+  return s;
+}
+
+std::unique_ptr<RegexSplitter> regexSplitter(const std::string &pattern, SplitBehavior behavior,
+                                             bool invert, const std::string &where,
+                                             std::string &error) {
+  auto s = std::make_unique<RegexSplitter>();
+  std::string why;
+  s->regex = Regex::compile(pattern, why);
+  if (!s->regex) {
+    error = jsonError(where + ": " + why);
+    return nullptr;
+  }
+  s->behavior = behavior;
+  s->invert = invert;
+  return s;
+}
 
 } // namespace
 
@@ -200,8 +283,61 @@ bool loadPreTokenizer(const Json &j, std::unique_ptr<PreTokenizer> &out, std::st
     out = std::move(m);
     return true;
   }
+  const std::string where = "pre_tokenizer " + type;
+  if (type == "Digits") {
+    bool individual = false;
+    if (!getBool(j, "individual_digits", individual, where, error))
+      return false;
+    out = charSplitter(isNumericChar,
+                       individual ? SplitBehavior::Isolated : SplitBehavior::Contiguous);
+    return true;
+  }
+  if (type == "Punctuation") {
+    std::string behavior = "Isolated";
+    SplitBehavior b;
+    if (!getString(j, "behavior", behavior, where, error, false))
+      return false;
+    if (!parseSplitBehavior(behavior, b)) {
+      error = jsonError(where + ": behavior '" + behavior +
+                        "' is not one of Removed, Isolated, MergedWithPrevious, "
+                        "MergedWithNext, Contiguous");
+      return false;
+    }
+    out = charSplitter(isPunctuationChar, b);
+    return true;
+  }
+  if (type == "Whitespace") {
+    // \w+|[^\w\s]+ (matched with Rust's regex crate there): runs of word
+    // characters and runs of other non-space characters; spaces removed.
+    out = std::make_unique<WordsSplitter>();
+    return true;
+  }
+  if (type == "WhitespaceSplit") {
+    out = charSplitter(isWhiteSpaceChar, SplitBehavior::Removed);
+    return true;
+  }
+  if (type == "CharDelimiterSplit") {
+    std::string delimiter;
+    if (!getString(j, "delimiter", delimiter, where, error, true))
+      return false;
+    if (delimiter.empty() || utf8CharLen(delimiter, 0) != delimiter.size()) {
+      error = jsonError(where + ": 'delimiter' must be one character");
+      return false;
+    }
+    out = regexSplitter(Regex::escape(delimiter), SplitBehavior::Removed, false, where, error);
+    return out != nullptr;
+  }
+  if (type == "BertPreTokenizer") {
+    auto seq = std::make_unique<SequencePreTokenizer>();
+    seq->parts.push_back(charSplitter(isWhiteSpaceChar, SplitBehavior::Removed));
+    seq->parts.push_back(charSplitter(isPunctuationChar, SplitBehavior::Isolated));
+    out = std::move(seq);
+    return true;
+  }
   error = jsonError("pre_tokenizer type '" + type +
-                    "' is not supported (supported: Sequence, ByteLevel, Split, Metaspace)");
+                    "' is not supported (supported: Sequence, ByteLevel, Split, Metaspace, "
+                    "Digits, Punctuation, Whitespace, WhitespaceSplit, CharDelimiterSplit, "
+                    "BertPreTokenizer)");
   return false;
 }
 

@@ -97,6 +97,12 @@ enum class UnicodeForm { NFC, NFD, NFKC, NFKD };
 /// leaving `s` as it was, if ICU fails.
 bool unicodeNormalize(UnicodeForm form, std::string &s);
 
+/// CharClasses.cpp: the character tests of the splitter pre-tokenizers.
+bool isWhiteSpaceChar(uint32_t c);
+bool isNumericChar(uint32_t c);
+bool isPunctuationChar(uint32_t c);
+bool isWordChar(uint32_t c);
+
 /// Null `out` for a JSON null.
 bool loadNormalizer(const Json &j, std::unique_ptr<Normalizer> &out, std::string &error);
 

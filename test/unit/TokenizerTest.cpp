@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <thread>
 
 using lockstep::text::Tokenizer;
 
@@ -182,6 +183,31 @@ TEST(TokenizerTest, RandomBytesNeverCrash) {
       EXPECT_TRUE(Tokenizer::isValidUtf8(tok->decode(random, true)));
     }
   }
+}
+
+TEST(TokenizerTest, ThreadsShareOneTokenizer) {
+  auto t = load(kByteLevel);
+  ASSERT_TRUE(t);
+  std::mt19937 rng(7);
+  std::vector<std::string> texts(400);
+  for (std::string &s : texts)
+    for (int n = rng() % 40; n > 0; --n)
+      s += " ab\xC3\xA9\xFFx"[rng() % 7];
+  std::vector<Ids> want;
+  for (const std::string &s : texts)
+    want.push_back(t->encode(s, true));
+  std::vector<int> bad(4, 0);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 4; ++k)
+    threads.emplace_back([&, k] {
+      for (int round = 0; round < 5; ++round)
+        for (size_t i = 0; i < texts.size(); ++i)
+          bad[k] += t->encode(texts[i], true) != want[i] ||
+                    t->decode(want[i], false) != t->decode(want[i], false);
+    });
+  for (std::thread &th : threads)
+    th.join();
+  EXPECT_EQ(bad, std::vector<int>(4, 0));
 }
 
 } // namespace

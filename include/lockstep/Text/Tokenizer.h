@@ -12,13 +12,25 @@
 //                  continuing_subword_prefix, end_of_word_suffix; no dropout)
 //   normalizer     Sequence, Prepend, Replace, NFC, NFD, NFKC, NFKD (through
 //                  ICU, limited to Unicode 9.0 as `tokenizers` is)
-//   pre_tokenizer  Sequence, ByteLevel, Split, Metaspace
+//   pre_tokenizer  Sequence, ByteLevel, Split, Metaspace, Digits, Punctuation,
+//                  Whitespace, WhitespaceSplit, CharDelimiterSplit,
+//                  BertPreTokenizer
 //   decoder        Sequence, ByteLevel, Replace, ByteFallback, Fuse, Strip,
-//                  Metaspace
+//                  Metaspace, BPEDecoder
 //   post_processor TemplateProcessing, ByteLevel, RobertaProcessing,
 //                  BertProcessing, Sequence
 //   added_tokens   special or not, single_word, lstrip, rstrip, normalized
 //   truncation and padding must be null.
+//
+// Unicode versions: regexes (ByteLevel, Split) run on PCRE2 10.42 (Unicode
+// 14.0), the character classes of the splitters and the normalization forms
+// on ICU 72 (15.0, normalization limited to 9.0 as in `tokenizers`). They
+// agree with `tokenizers` on every character assigned by Unicode 14.0; on
+// newer ones the Whitespace pre-tokenizer differs (Rust's regex crate knows
+// Unicode 16.0 letters; here letters after 15.0 are not word characters).
+//
+// A Tokenizer is immutable once loaded: encode and decode may run on many
+// threads at once.
 //
 // Behaviour on bad input:
 //   - malformed JSON, missing or mistyped fields: fromJson returns null and

@@ -30,6 +30,10 @@ each tokenizer.json into OUTDIR, for the tests of Lockstep's C++ tokenizer
   qwen2-nfc.json, gpt2-nfkc.json, llama2-nfd.json, gpt2-nfkd.json: as qwen2,
                   gpt2, llama2 and gpt2 with an NFC (as Qwen2 has), NFKC, NFD or
                   NFKD normalizer
+  digits.json     Sequence[Digits(individual), ByteLevel] as StarCoder
+  punct.json      Sequence[Punctuation, ByteLevel, Digits] as Falcon
+  words.json      Whitespace pre-tokenizer, end_of_word_suffix "</w>", BPEDecoder
+  bert-pre.json   Sequence[BertPreTokenizer, WhitespaceSplit, CharDelimiterSplit("-")]
   tiny.json       200 tokens (Metaspace, <unk>, BOS by template), small enough for
                   the 256-token test models (artifact-tokenizer.test)
   wordpiece.json, unigram.json: kinds the C++ tokenizer refuses
@@ -205,6 +209,38 @@ def behaviors():
     return tok
 
 
+def pre_tokenized(kind):
+    if kind == "words":
+        tok = Tokenizer(models.BPE(unk_token="<unk>", end_of_word_suffix="</w>"))
+        tok.pre_tokenizer = pre_tokenizers.Whitespace()
+        tok.decoder = decoders.BPEDecoder(suffix="</w>")
+        trainer = trainers.BpeTrainer(vocab_size=500, special_tokens=["<unk>"],
+                                      end_of_word_suffix="</w>", show_progress=False)
+        tok.train_from_iterator(training_text(), trainer)
+        return tok
+    if kind == "bert-pre":
+        tok = Tokenizer(models.BPE(unk_token="<unk>"))
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.BertPreTokenizer(), pre_tokenizers.WhitespaceSplit(),
+            pre_tokenizers.CharDelimiterSplit("-")])
+        trainer = trainers.BpeTrainer(vocab_size=500, special_tokens=["<unk>"],
+                                      show_progress=False)
+        tok.train_from_iterator(training_text(), trainer)
+        return tok
+    parts = {"digits": [pre_tokenizers.Digits(individual_digits=True),
+                        pre_tokenizers.ByteLevel(add_prefix_space=False)],
+             "punct": [pre_tokenizers.Punctuation(), pre_tokenizers.ByteLevel(),
+                       pre_tokenizers.Digits(individual_digits=False)]}[kind]
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence(parts)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=600, special_tokens=["<|endoftext|>"], show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(training_text(), trainer)
+    return tok
+
+
 def tiny():
     tok = Tokenizer(models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first")
@@ -261,6 +297,8 @@ def main():
                                               normalizers.Replace(" ", "▁")])
     save(llama2, os.path.join(out, "llama2-nfd.json"))
 
+    for kind in ("digits", "punct", "words", "bert-pre"):
+        save(pre_tokenized(kind), os.path.join(out, kind + ".json"))
     save(tiny(), os.path.join(out, "tiny.json"))
 
     wp = Tokenizer(models.WordPiece(unk_token="[UNK]"))
