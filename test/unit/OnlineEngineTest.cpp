@@ -168,34 +168,39 @@ struct Collected {
   }
 };
 
-TEST(OnlineEngine, MatchesEngineRunBitForBit) {
-  std::vector<Request> rs = workload(40);
+// Engine::run of `rs`, all at once, then the same requests submitted from 8
+// threads at random times: every result identical, bit for bit.
+void matchesEngineRun(const std::vector<Request> &rs, const EngineConfig &cfg) {
   StandIn model;
   std::string error;
-  // Engine::run, all at once, under a cache small enough to preempt.
-  auto engine = Engine::create(model, config(40), error);
+  auto engine = Engine::create(model, cfg, error);
   ASSERT_TRUE(engine) << error;
   RunResult want;
   ASSERT_TRUE(engine->run(rs, want, error)) << error;
 
   OnlineEngineConfig oc;
-  oc.engine = config(40);
+  oc.engine = cfg;
   auto online = OnlineEngine::create(model, oc, error);
   ASSERT_TRUE(online) << error;
   Collected got;
   std::map<uint64_t, size_t> which; // engine id -> index in rs
   std::mutex whichMutex;
   std::vector<std::thread> clients;
+  // The model waits until half the requests are in, so that they compete
+  // for the cache; the rest arrive while it runs.
+  model.setOpen(false);
   for (int c = 0; c < 8; ++c)
     clients.emplace_back([&, c] {
       for (size_t i = size_t(c); i < rs.size(); i += 8) {
-        std::this_thread::sleep_for(std::chrono::microseconds(mix(i) % 3000));
+        std::this_thread::sleep_for(std::chrono::microseconds(mix(i) % 500));
         uint64_t id = 0;
         std::string reason;
         std::lock_guard<std::mutex> lock(whichMutex);
         ASSERT_EQ(online->submit(rs[i], got.callbacks(), id, reason), SubmitStatus::Accepted)
             << reason;
         which[id] = i;
+        if (which.size() == rs.size() / 2)
+          model.setOpen(true);
       }
     });
   for (std::thread &t : clients)
@@ -221,6 +226,19 @@ TEST(OnlineEngine, MatchesEngineRunBitForBit) {
   EXPECT_EQ(s.inFlight, 0);
   EXPECT_EQ(s.freeBlocks, s.totalBlocks);
   EXPECT_GT(s.largestBatchSeqs, 1) << "the clients never shared a step";
+  EXPECT_GT(s.preemptions, 0) << "the cache was meant to be too small";
+}
+
+TEST(OnlineEngine, MatchesEngineRunBitForBit) {
+  // A cache small enough to preempt by recompute.
+  matchesEngineRun(workload(40), config(14));
+}
+
+TEST(OnlineEngine, MatchesEngineRunUnderSwap) {
+  EngineConfig c = config(12);
+  c.kv.hostBlocks = 64;
+  c.policy.preempt = PreemptMode::Swap;
+  matchesEngineRun(workload(40), c);
 }
 
 TEST(OnlineEngine, CancelAndStopFreeTheirBlocks) {
