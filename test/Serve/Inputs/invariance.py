@@ -92,6 +92,7 @@ def main():
                 assert health["preemptions"] > 0, "the small cache never preempted"
         assert health["largest_batch"] > 1, "the concurrent clients never shared a step"
         assert health["in_flight"] == 0 and health["free_kv_blocks"] == health["kv_blocks"]
+        client.close()
         print("exit status:", srv.stop())
 
 

@@ -117,6 +117,7 @@ def main():
         print("a client that reads nothing: its request finished in the engine, 8 others "
               "served meanwhile, then it read all %d tokens" % n)
         assert n == 100
+        client.close()
         print("exit status:", srv.stop())
 
 

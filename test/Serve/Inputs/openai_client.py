@@ -114,6 +114,7 @@ def main():
         assert h["free_kv_blocks"] == h["kv_blocks"], h
         print("health:", h["status"], "in flight", h["in_flight"], "free blocks",
               h["free_kv_blocks"] == h["kv_blocks"])
+        client.close()
         status = srv.stop()
         print("exit status:", status)
 

@@ -105,6 +105,7 @@ def main():
                                       temperature=0)
         assert len(r.choices) == 2 and r.choices[0].text == tok.decode(a["token_ids"][:8])
         print("openai client: a string prompt and a list of two")
+        client.close()
         c.close()
         print("exit status:", srv.stop())
 
