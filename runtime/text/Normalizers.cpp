@@ -1,9 +1,9 @@
 //===- Normalizers.cpp - tokenizer.json "normalizer" ----------------------===//
 //
 // Sequence, Prepend and Replace: what SentencePiece-style BPE (Llama 2,
-// Mistral) uses to turn spaces into '▁'; NFC, NFD, NFKC and NFKD (Qwen2,
-// GPT-NeoX) through ICU. Case mapping and SentencePiece's precompiled maps
-// are refused.
+// Mistral) uses to turn spaces into '▁'; NFC, NFD, NFKC, NFKD (Qwen2,
+// GPT-NeoX) and Lowercase through ICU. SentencePiece's precompiled maps and
+// the rest are refused.
 //
 //===----------------------------------------------------------------------===//
 #include "TextInternal.h"
@@ -60,6 +60,11 @@ public:
   void normalize(std::string &s) const override { unicodeNormalize(form, s); }
 };
 
+class LowercaseNormalizer : public Normalizer {
+public:
+  void normalize(std::string &s) const override { unicodeLowercase(s); }
+};
+
 } // namespace
 
 bool loadNormalizer(const Json &j, std::unique_ptr<Normalizer> &out, std::string &error) {
@@ -106,6 +111,10 @@ bool loadNormalizer(const Json &j, std::unique_ptr<Normalizer> &out, std::string
     out = std::move(r);
     return true;
   }
+  if (type == "Lowercase") {
+    out = std::make_unique<LowercaseNormalizer>();
+    return true;
+  }
   for (auto [name, form] : {std::pair{"NFC", UnicodeForm::NFC}, {"NFD", UnicodeForm::NFD},
                             {"NFKC", UnicodeForm::NFKC}, {"NFKD", UnicodeForm::NFKD}}) {
     if (type == name) {
@@ -122,7 +131,7 @@ bool loadNormalizer(const Json &j, std::unique_ptr<Normalizer> &out, std::string
   }
   error = jsonError("normalizer type '" + type +
                     "' is not supported (supported: Sequence, Prepend, Replace, NFC, NFD, "
-                    "NFKC, NFKD)");
+                    "NFKC, NFKD, Lowercase)");
   return false;
 }
 

@@ -96,6 +96,8 @@ enum class UnicodeForm { NFC, NFD, NFKC, NFKD };
 /// Normalizes valid UTF-8 in place (UnicodeForms.cpp, through ICU); false,
 /// leaving `s` as it was, if ICU fails.
 bool unicodeNormalize(UnicodeForm form, std::string &s);
+/// Lowercases each character on its own, as Rust's char::to_lowercase.
+void unicodeLowercase(std::string &s);
 
 /// CharClasses.cpp: the character tests of the splitter pre-tokenizers.
 bool isWhiteSpaceChar(uint32_t c);

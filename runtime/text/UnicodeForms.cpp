@@ -1,6 +1,7 @@
 //===- UnicodeForms.cpp - NFC, NFD, NFKC, NFKD through ICU ----------------===//
 //
-// The Unicode normalization forms of the NFC/NFD/NFKC/NFKD normalizers, from
+// The Lowercase normalizer, and the Unicode normalization forms of the
+// NFC/NFD/NFKC/NFKD normalizers, from
 // ICU's tables (libicu). `tokenizers` 0.20 normalizes with Unicode 9.0's
 // tables: a mark assigned later has no combining class there, so it is not
 // reordered. ICU's normalizer is therefore filtered to the characters of
@@ -11,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "TextInternal.h"
 
+#include <unicode/uchar.h>
 #include <unicode/unorm2.h>
 #include <unicode/uset.h>
 #include <unicode/ustring.h>
@@ -86,6 +88,35 @@ bool unicodeNormalize(UnicodeForm form, std::string &s) {
   back.resize(static_cast<size_t>(backLen));
   s = std::move(back);
   return true;
+}
+
+/// Rust's char::to_lowercase on each character: ICU's full lowercase mapping
+/// of the character alone (so no context: a final sigma stays σ).
+void unicodeLowercase(std::string &s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); i += utf8CharLen(s, i)) {
+    uint32_t c = utf8Decode(s, i);
+    if (c < 0x80) {
+      out += static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+      continue;
+    }
+    UChar src[2], dst[8];
+    int32_t srcLen = 0;
+    U16_APPEND_UNSAFE(src, srcLen, static_cast<UChar32>(c));
+    UErrorCode status = U_ZERO_ERROR;
+    int32_t n = u_strToLower(dst, 8, src, srcLen, "", &status);
+    if (U_FAILURE(status)) {
+      out.append(s, i, utf8CharLen(s, i));
+      continue;
+    }
+    for (int32_t k = 0; k < n;) {
+      UChar32 d;
+      U16_NEXT_UNSAFE(dst, k, d);
+      utf8Append(out, static_cast<uint32_t>(d));
+    }
+  }
+  s = std::move(out);
 }
 
 } // namespace lockstep::text::detail

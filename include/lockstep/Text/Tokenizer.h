@@ -10,8 +10,9 @@
 //   model          BPE (merges as "a b" strings or [a, b] pairs; unk_token,
 //                  fuse_unk, byte_fallback, ignore_merges,
 //                  continuing_subword_prefix, end_of_word_suffix; no dropout)
-//   normalizer     Sequence, Prepend, Replace, NFC, NFD, NFKC, NFKD (through
-//                  ICU, limited to Unicode 9.0 as `tokenizers` is)
+//   normalizer     Sequence, Prepend, Replace, Lowercase, NFC, NFD, NFKC, NFKD
+//                  (through ICU; the forms limited to Unicode 9.0 as
+//                  `tokenizers` is)
 //   pre_tokenizer  Sequence, ByteLevel, Split, Metaspace, Digits, Punctuation,
 //                  Whitespace, WhitespaceSplit, CharDelimiterSplit,
 //                  BertPreTokenizer

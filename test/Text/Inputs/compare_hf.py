@@ -13,8 +13,9 @@ escapes), each pair of neighbouring lines joined by a newline, the whole
 corpus as one text, and a few edge cases.
 
 With --unicode-probes, the texts are instead probes of Unicode
-normalization: each code point with a combining class or a decomposition,
-alone and between marks of other classes.
+normalization and case: each code point with a combining class or a
+decomposition, alone and between marks of other classes, and each other one
+with a lowercase mapping.
 
 Usage: compare_hf.py [--unicode-probes] DIR CORPUS KIND...
 """
@@ -58,7 +59,8 @@ def samples(corpus):
               "<|im_start|>", "<think>", "<tool>", "<unk>", "<0x41>", "𝔘", "\U0001F9D1",
               "\u0600", "\u0e01\u0e34", "Ω", "ǅ", "ﬁ", "\u0000", "\u007f", "\ud7ff",
               "\u212b", "\u1e9b\u0323", "\u1100\u1161\u11a8", "①", "ｶ", "\u0344",
-              "\u0f73", "\u0323\u0301", "\u0301\u0323", "\uac00\u11a8", "Ａ", "㍿", "\u2126"]
+              "\u0f73", "\u0323\u0301", "\u0301\u0323", "\uac00\u11a8", "Ａ", "㍿", "\u2126",
+              "Σ", "ΑΣ", "\u0130", "\u212a", "ẞ", "ǈ", "Ⓐ", "𐐀", "<Tool>", "<TOOL>"]
     rng = random.Random(7)
     for _ in range(int(os.environ.get("TOKENIZER_RANDOM_TEXTS", "400"))):
         texts.append("".join(rng.choice(pieces) for _ in range(rng.randrange(1, 16))))
@@ -92,6 +94,8 @@ def unicode_probes():
             texts += ["a" + c + "\u0323", "a\u0301" + c, c + "\u0301"]
         elif unicodedata.decomposition(c) or 0x1100 <= cp < 0x1200 or 0xAC00 <= cp < 0xD7A4:
             texts += [c, "e" + c + "\u0301"]
+        elif c.lower() != c:
+            texts.append("A" + c + "\u03a3")
     return texts
 
 

@@ -30,6 +30,8 @@ each tokenizer.json into OUTDIR, for the tests of Lockstep's C++ tokenizer
   qwen2-nfc.json, gpt2-nfkc.json, llama2-nfd.json, gpt2-nfkd.json: as qwen2,
                   gpt2, llama2 and gpt2 with an NFC (as Qwen2 has), NFKC, NFD or
                   NFKD normalizer
+  lower.json      as gpt2 with normalizer Sequence[NFC, Replace(\s+ -> " "), Lowercase]
+                  (as CLIP has) and a normalized added token
   digits.json     Sequence[Digits(individual), ByteLevel] as StarCoder
   punct.json      Sequence[Punctuation, ByteLevel, Digits] as Falcon
   words.json      Whitespace pre-tokenizer, end_of_word_suffix "</w>", BPEDecoder
@@ -292,6 +294,11 @@ def main():
     save(gpt2, os.path.join(out, "gpt2-nfkc.json"))
     gpt2.normalizer = normalizers.NFKD()
     save(gpt2, os.path.join(out, "gpt2-nfkd.json"))
+    gpt2.normalizer = normalizers.Sequence([normalizers.NFC(),
+                                            normalizers.Replace(Regex(r"\s+"), " "),
+                                            normalizers.Lowercase()])
+    gpt2.add_tokens([AddedToken("<Tool>", normalized=True)])
+    save(gpt2, os.path.join(out, "lower.json"))
     llama2 = sentencepiece_like("llama2")
     llama2.normalizer = normalizers.Sequence([normalizers.NFD(), normalizers.Prepend("▁"),
                                               normalizers.Replace(" ", "▁")])
