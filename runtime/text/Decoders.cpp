@@ -239,7 +239,12 @@ bool getCount(const Json &j, const char *key, size_t &out, const std::string &wh
 
 } // namespace
 
-bool loadDecoder(const Json &j, std::unique_ptr<Decoder> &out, std::string &error) {
+static bool loadDecoderAt(const Json &j, std::unique_ptr<Decoder> &out, std::string &error,
+                          int depth) {
+  if (depth > kMaxNesting) {
+    error = jsonError("decoder: Sequences nested more than " + std::to_string(kMaxNesting) + " deep");
+    return false;
+  }
   out.reset();
   if (j.is_null())
     return true;
@@ -256,7 +261,7 @@ bool loadDecoder(const Json &j, std::unique_ptr<Decoder> &out, std::string &erro
     }
     for (const Json &part : j["decoders"]) {
       std::unique_ptr<Decoder> p;
-      if (!loadDecoder(part, p, error))
+      if (!loadDecoderAt(part, p, error, depth + 1))
         return false;
       if (p)
         seq->parts.push_back(std::move(p));
@@ -331,6 +336,10 @@ bool loadDecoder(const Json &j, std::unique_ptr<Decoder> &out, std::string &erro
                     "' is not supported (supported: Sequence, ByteLevel, Replace, "
                     "ByteFallback, Fuse, Strip, Metaspace, BPEDecoder)");
   return false;
+}
+
+bool loadDecoder(const Json &j, std::unique_ptr<Decoder> &out, std::string &error) {
+  return loadDecoderAt(j, out, error, 0);
 }
 
 } // namespace lockstep::text::detail

@@ -67,7 +67,12 @@ public:
 
 } // namespace
 
-bool loadNormalizer(const Json &j, std::unique_ptr<Normalizer> &out, std::string &error) {
+static bool loadNormalizerAt(const Json &j, std::unique_ptr<Normalizer> &out, std::string &error,
+                             int depth) {
+  if (depth > kMaxNesting) {
+    error = jsonError("normalizer: Sequences nested more than " + std::to_string(kMaxNesting) + " deep");
+    return false;
+  }
   out.reset();
   if (j.is_null())
     return true;
@@ -84,7 +89,7 @@ bool loadNormalizer(const Json &j, std::unique_ptr<Normalizer> &out, std::string
     }
     for (const Json &part : j["normalizers"]) {
       std::unique_ptr<Normalizer> p;
-      if (!loadNormalizer(part, p, error))
+      if (!loadNormalizerAt(part, p, error, depth + 1))
         return false;
       if (p)
         seq->parts.push_back(std::move(p));
@@ -133,6 +138,10 @@ bool loadNormalizer(const Json &j, std::unique_ptr<Normalizer> &out, std::string
                     "' is not supported (supported: Sequence, Prepend, Replace, NFC, NFD, "
                     "NFKC, NFKD, Lowercase)");
   return false;
+}
+
+bool loadNormalizer(const Json &j, std::unique_ptr<Normalizer> &out, std::string &error) {
+  return loadNormalizerAt(j, out, error, 0);
 }
 
 } // namespace lockstep::text::detail

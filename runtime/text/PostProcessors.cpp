@@ -136,8 +136,12 @@ bool loadClsSep(const Json &j, const std::string &type, std::unique_ptr<PostProc
 
 } // namespace
 
-bool loadPostProcessor(const Json &j, std::unique_ptr<PostProcessor> &out,
-                       std::string &error) {
+static bool loadPostProcessorAt(const Json &j, std::unique_ptr<PostProcessor> &out,
+                                std::string &error, int depth) {
+  if (depth > kMaxNesting) {
+    error = jsonError("post_processor: Sequences nested more than " + std::to_string(kMaxNesting) + " deep");
+    return false;
+  }
   out.reset();
   if (j.is_null())
     return true;
@@ -162,7 +166,7 @@ bool loadPostProcessor(const Json &j, std::unique_ptr<PostProcessor> &out,
     }
     for (const Json &part : j["processors"]) {
       std::unique_ptr<PostProcessor> p;
-      if (!loadPostProcessor(part, p, error))
+      if (!loadPostProcessorAt(part, p, error, depth + 1))
         return false;
       if (p)
         seq->parts.push_back(std::move(p));
@@ -174,6 +178,11 @@ bool loadPostProcessor(const Json &j, std::unique_ptr<PostProcessor> &out,
                     "' is not supported (supported: TemplateProcessing, ByteLevel, "
                     "RobertaProcessing, BertProcessing, Sequence)");
   return false;
+}
+
+bool loadPostProcessor(const Json &j, std::unique_ptr<PostProcessor> &out,
+                       std::string &error) {
+  return loadPostProcessorAt(j, out, error, 0);
 }
 
 } // namespace lockstep::text::detail

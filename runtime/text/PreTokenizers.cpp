@@ -185,7 +185,12 @@ std::unique_ptr<RegexSplitter> regexSplitter(const std::string &pattern, SplitBe
 
 } // namespace
 
-bool loadPreTokenizer(const Json &j, std::unique_ptr<PreTokenizer> &out, std::string &error) {
+static bool loadPreTokenizerAt(const Json &j, std::unique_ptr<PreTokenizer> &out, std::string &error,
+                               int depth) {
+  if (depth > kMaxNesting) {
+    error = jsonError("pre_tokenizer: Sequences nested more than " + std::to_string(kMaxNesting) + " deep");
+    return false;
+  }
   out.reset();
   if (j.is_null())
     return true;
@@ -202,7 +207,7 @@ bool loadPreTokenizer(const Json &j, std::unique_ptr<PreTokenizer> &out, std::st
     }
     for (const Json &part : j["pretokenizers"]) {
       std::unique_ptr<PreTokenizer> p;
-      if (!loadPreTokenizer(part, p, error))
+      if (!loadPreTokenizerAt(part, p, error, depth + 1))
         return false;
       if (p)
         seq->parts.push_back(std::move(p));
@@ -339,6 +344,10 @@ bool loadPreTokenizer(const Json &j, std::unique_ptr<PreTokenizer> &out, std::st
                     "Digits, Punctuation, Whitespace, WhitespaceSplit, CharDelimiterSplit, "
                     "BertPreTokenizer)");
   return false;
+}
+
+bool loadPreTokenizer(const Json &j, std::unique_ptr<PreTokenizer> &out, std::string &error) {
+  return loadPreTokenizerAt(j, out, error, 0);
 }
 
 } // namespace lockstep::text::detail

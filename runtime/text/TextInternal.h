@@ -201,6 +201,9 @@ private:
   std::unique_ptr<Data> d;
 };
 
+/// How deep Sequence parts may nest (a hostile file cannot exhaust the stack).
+inline constexpr int kMaxNesting = 64;
+
 /// "tokenizer.json: " + what, the prefix of every load error.
 std::string jsonError(const std::string &what);
 /// The "type" of a part, or "" when absent.

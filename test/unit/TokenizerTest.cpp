@@ -164,6 +164,25 @@ TEST(TokenizerTest, WrongTypesAreRefused) {
   }
 }
 
+TEST(TokenizerTest, DeepNestingIsRefused) {
+  for (const char *part : {"normalizer", "pre_tokenizer", "decoder", "post_processor"}) {
+    const std::string key = std::string(part) == "normalizer"      ? "normalizers"
+                            : std::string(part) == "pre_tokenizer" ? "pretokenizers"
+                            : std::string(part) == "decoder"       ? "decoders"
+                                                                   : "processors";
+    std::string open, close;
+    for (int i = 0; i < 100000; ++i) {
+      open += "{\"type\": \"Sequence\", \"" + key + "\": [";
+      close += "]}";
+    }
+    std::string json = "{\"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []}, \"" +
+                       std::string(part) + "\": " + open + close + "}";
+    std::string error;
+    EXPECT_FALSE(Tokenizer::fromJson(json, error)) << part;
+    EXPECT_EQ(error, "tokenizer.json: " + std::string(part) + ": Sequences nested more than 64 deep");
+  }
+}
+
 TEST(TokenizerTest, RandomBytesNeverCrash) {
   auto t = load(kAdded);
   auto b = load(kByteLevel);
