@@ -8,8 +8,12 @@
 //     thread one point (delinearized, guarded by id < N). The body, its
 //     reduction loops included, runs in that thread in the order it had:
 //     mapping changes where a point is computed, never the order of a fold;
-//   - any other top-level op that reads or writes data in memory (the
-//     ragged step's loop that writes new rows into the pools) becomes a
+//   - a top-level scf.for marked lockstep.disjoint_iterations (the ragged
+//     step's loop that writes each new row into its own pool slot) is a
+//     parallel loop over its iterations, merged with the parallel loop that
+//     its body ends in (the row's copy) when that loop's bounds are known
+//     outside: a thread a copied element;
+//   - any other top-level op that reads or writes data in memory becomes a
 //     gpu.launch of one thread, so that the host never reads device memory;
 //   - an scf.if is a choice made on the host (from sizes: the adaptive
 //     control picks its split so): its branches are mapped like the top
@@ -25,6 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lockstep/Passes/Passes.h"
+#include "lockstep/Reductions/Chunking.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -194,6 +199,12 @@ struct MapToGPUPass : public lockstep::impl::MapToGPUBase<MapToGPUPass> {
           return failure();
         continue;
       }
+      if (auto f = dyn_cast<scf::ForOp>(op);
+          f && f->hasAttr(lockstep::kDisjointIterationsAttr) && f.getNumResults() == 0) {
+        if (failed(launchParallel(asParallel(f))))
+          return failure();
+        continue;
+      }
       if (auto branch = dyn_cast<scf::IfOp>(op)) {
         for (Region *r : {&branch.getThenRegion(), &branch.getElseRegion()})
           if (!r->empty() && failed(mapBlock(r->front())))
@@ -208,6 +219,57 @@ struct MapToGPUPass : public lockstep::impl::MapToGPUBase<MapToGPUPass> {
       launchSerial(&op);
     }
     return success();
+  }
+
+  /// The scf.parallel that a disjoint scf.for is: over its iterations and,
+  /// when its body is ops that only read followed by one scf.parallel whose
+  /// bounds come from outside the loop, over that loop's points too (the
+  /// reads repeated at each point).
+  scf::ParallelOp asParallel(scf::ForOp f) {
+    OpBuilder b(f);
+    Location loc = f.getLoc();
+    Block *body = f.getBody();
+    auto inner = body->getNumArguments() == 1 && !body->without_terminator().empty()
+                     ? dyn_cast<scf::ParallelOp>(*std::prev(body->without_terminator().end()))
+                     : scf::ParallelOp();
+    auto outside = [&](Value v) {
+      Operation *d = v.getDefiningOp();
+      return d ? !f->isProperAncestor(d) : v.getParentBlock() != body;
+    };
+    bool merge = inner && inner.getNumResults() == 0;
+    for (Operation &o : body->without_terminator()) {
+      if (&o == inner.getOperation())
+        break;
+      merge &= o.getNumRegions() == 0 && !hasEffect<MemoryEffects::Write>(&o) &&
+               !hasEffect<MemoryEffects::Allocate>(&o);
+    }
+    if (merge)
+      for (Value v : llvm::concat<Value>(inner.getLowerBound(), inner.getUpperBound(),
+                                         inner.getStep()))
+        merge &= outside(v);
+    SmallVector<Value> lbs{f.getLowerBound()}, ubs{f.getUpperBound()}, steps{f.getStep()};
+    if (merge) {
+      llvm::append_range(lbs, inner.getLowerBound());
+      llvm::append_range(ubs, inner.getUpperBound());
+      llvm::append_range(steps, inner.getStep());
+    }
+    auto p = scf::ParallelOp::create(b, loc, lbs, ubs, steps);
+    OpBuilder pb = OpBuilder::atBlockBegin(p.getBody());
+    IRMapping map;
+    map.map(f.getInductionVar(), p.getInductionVars()[0]);
+    for (Operation &o : body->without_terminator()) {
+      if (merge && &o == inner.getOperation()) {
+        for (auto [from, to] : llvm::zip(inner.getInductionVars(),
+                                          llvm::drop_begin(p.getInductionVars())))
+          map.map(from, to);
+        for (Operation &io : inner.getBody()->without_terminator())
+          pb.clone(io, map);
+        break;
+      }
+      pb.clone(o, map);
+    }
+    f.erase();
+    return p;
   }
 
   /// gpu.launch with one thread running `op`.

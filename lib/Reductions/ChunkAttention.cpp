@@ -499,6 +499,9 @@ Value writeRows(RewriterBase &rw, Location loc, Value pool, Value fresh, Value r
             SmallVector<OpFoldResult>{i(1), i(1), i(1), i(1)});
         scf::YieldOp::create(b, l, next);
       });
+  // Distinct tokens have distinct (request, position) pairs, so distinct
+  // slots: no two iterations write the same element.
+  loop->setAttr(kDisjointIterationsAttr, rw.getUnitAttr());
   return loop.getResult(0);
 }
 

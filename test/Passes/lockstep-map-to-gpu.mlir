@@ -147,3 +147,57 @@ func.func @branch(%a: memref<?xf32>, %out: memref<?xf32>) -> memref<?xf32> {
   }
   return %r : memref<?xf32>
 }
+
+// -----
+
+// A loop marked lockstep.disjoint_iterations (the ragged step's writing of
+// each token's row into its own pool slot) is parallel: with only reads
+// before the row's copy, and the copy's bounds from outside, it becomes one
+// launch over (token, copy points), each thread reading its token's slot
+// and copying one element.
+// CHECK-LABEL: func.func @disjoint
+// CHECK: arith.cmpi ugt, %[[N:[0-9]+]], %c0
+// CHECK: gpu.launch
+// CHECK: arith.cmpi ult, %{{.*}}, %[[N]]
+// CHECK: memref.load %arg1
+// CHECK: memref.load %arg0
+// CHECK-NEXT: memref.store
+// CHECK-NOT: scf.for
+// CHECK: gpu.terminator
+func.func @disjoint(%rows: memref<?x4xf32>, %slots: memref<?xindex>, %pool: memref<16x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %n = memref.dim %rows, %c0 : memref<?x4xf32>
+  scf.for %t = %c0 to %n step %c1 {
+    %s = memref.load %slots[%t] : memref<?xindex>
+    scf.parallel (%d) = (%c0) to (%c4) step (%c1) {
+      %x = memref.load %rows[%t, %d] : memref<?x4xf32>
+      memref.store %x, %pool[%s, %d] : memref<16x4xf32>
+      scf.reduce
+    }
+  } {lockstep.disjoint_iterations}
+  return
+}
+
+// -----
+
+// Without the mark, the same loop runs in one GPU thread, in order.
+// CHECK-LABEL: func.func @ordered
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[ONE:c1[_0-9]*]], {{.*}} = %[[ONE]], {{.*}} = %[[ONE]]) threads
+// CHECK-NEXT: scf.for
+func.func @ordered(%rows: memref<?x4xf32>, %slots: memref<?xindex>, %pool: memref<16x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %n = memref.dim %rows, %c0 : memref<?x4xf32>
+  scf.for %t = %c0 to %n step %c1 {
+    %s = memref.load %slots[%t] : memref<?xindex>
+    scf.parallel (%d) = (%c0) to (%c4) step (%c1) {
+      %x = memref.load %rows[%t, %d] : memref<?x4xf32>
+      memref.store %x, %pool[%s, %d] : memref<16x4xf32>
+      scf.reduce
+    }
+  }
+  return
+}

@@ -452,10 +452,15 @@ def MapToGPU : Pass<"lockstep-map-to-gpu", "mlir::func::FuncOp"> {
     over its iteration space flattened to one dim (256 threads a block,
     ceil(N / 256) blocks, one point a thread, guarded by `id < N`); the
     loop body, its reduction loops included, runs in that thread in its own
-    order, so the mapping never changes a fold. Any other top-level op that
-    reads or writes data (the ragged step's loop that writes new rows into
-    the pools) becomes a launch of one thread: the host never reads device
-    memory. Shape buffers (used only by host stores, loads and
+    order, so the mapping never changes a fold. A top-level `scf.for`
+    marked `lockstep.disjoint_iterations` (the ragged step's loop that writes
+    each new row into its own pool slot) is launched over its iterations,
+    merged with the parallel loop its body ends in (the row's copy) when the
+    body before it only reads and that loop's bounds come from outside: a
+    thread an element. Any other top-level op that reads or writes data
+    becomes a launch of one thread: the host never reads device memory.
+    (`gpu.launch` ops already there, from lockstep-tile-contractions, are
+    kept.) Shape buffers (used only by host stores, loads and
     `memref.reshape`) become `memref.alloca`, host memory; every other
     allocation is device memory (see lockstep-device-alloc). Constants read
     in a launch (`memref.get_global`) are read inside it, so that kernel

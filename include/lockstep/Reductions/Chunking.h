@@ -21,6 +21,10 @@ namespace lockstep {
 /// The marks of the canonical form on a linalg op.
 constexpr llvm::StringLiteral kChunkWidthAttr = "lockstep.chunk_width";
 constexpr llvm::StringLiteral kChunkRoleAttr = "lockstep.chunk_role";
+/// On an scf.for whose iterations write disjoint memory and read nothing that
+/// another iteration writes (the ragged step's writing of each token's row
+/// into its own pool slot): a backend may run its iterations in parallel.
+constexpr llvm::StringLiteral kDisjointIterationsAttr = "lockstep.disjoint_iterations";
 
 /// How a reduction op folds its accumulator.
 enum class Combiner {
