@@ -49,6 +49,22 @@ TEST(TokenizerTest, MergesByRankNotPosition) {
   EXPECT_FALSE(t->eosId());
 }
 
+TEST(TokenizerTest, IgnoreMergesTakesAWholeVocabularyPiece) {
+  std::string json = kMergeOrder;
+  json.insert(json.rfind('}') - 1, ", \"ignore_merges\": true");
+  auto t = load(json);
+  ASSERT_TRUE(t);
+  // "abc" is in the vocabulary: one token, though merges would give a, bc.
+  EXPECT_EQ(t->encode("abc", true), (Ids{5}));
+  EXPECT_EQ(t->encode("abca", true), (Ids{0, 4, 0}));
+  json.insert(json.rfind('}'), ", \"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": "
+                               "{\"String\": \"a\"}, \"behavior\": \"MergedWithNext\"}");
+  t = load(json);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->encode("abcabc", true), (Ids{5, 5}));
+  EXPECT_EQ(t->encode("bcabcab", true), (Ids{4, 5, 3}));
+}
+
 const char *kFallback = R"({"model": {"type": "BPE",
   "vocab": {"<unk>": 0, "a": 1, "<0xC3>": 2, "<0xA9>": 3}, "merges": [],
   "unk_token": "<unk>", "byte_fallback": true, "fuse_unk": true},
