@@ -100,6 +100,24 @@ def main():
         assert r.choices[0].lockstep_fingerprint == want_fp
         print("two prompts: two choices, the first equal to the single one")
 
+        # Two prompts streamed, with logprobs and a usage chunk: the choices'
+        # chunks interleave, each its own ids; the usage comes last.
+        ids, lps, usage = {0: [], 1: []}, {0: [], 1: []}, None
+        for chunk in client.completions.create(model="tiny", prompt=[PROMPT, [9, 9, 9]],
+                                               max_tokens=8, temperature=0, logprobs=3,
+                                               stream=True,
+                                               stream_options={"include_usage": True}):
+            if chunk.usage:
+                usage = chunk.usage
+            for ch in chunk.choices:
+                ids[ch.index] += ch.token_ids
+                if ch.logprobs:
+                    lps[ch.index] += ch.logprobs.token_logprobs
+        assert ids[0] == want_ids and len(ids[1]) == 8, ids
+        assert lps[0] == lp.token_logprobs, (lps[0], lp.token_logprobs)
+        assert usage.completion_tokens == 16 and usage.prompt_tokens == len(PROMPT) + 3, usage
+        print("two prompts streamed: ids and logprobs per choice equal, usage last")
+
         # A token-id stop: generation ends before it, finish_reason stop.
         stop = want_ids[3]
         r = client.completions.create(model="tiny", prompt=PROMPT, max_tokens=8, temperature=0,
