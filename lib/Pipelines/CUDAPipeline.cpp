@@ -58,7 +58,8 @@ mlir::LogicalResult lockstep::buildCUDACodegenPipeline(mlir::OpPassManager &pm,
   // before convert-gpu-to-nvvm (which would call libdevice), PTX (isa) so
   // that the gate can read every instruction.
   std::string pipeline =
-      "func.func(" + linalg + ", lockstep-expand-math, lockstep-outputs-to-args),"
+      "func.func(" + linalg + ", lockstep-expand-math, lockstep-fuse-elementwise,"
+      " lockstep-outputs-to-args),"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,"

@@ -395,6 +395,26 @@ def ReductionsInnermost : Pass<"lockstep-reductions-innermost", "mlir::func::Fun
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def FuseElementwise : Pass<"lockstep-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Fuse chains of elementwise linalg ops into one op each";
+  let description = [{
+    Runs for `--target=cuda` on tensors, after the canonical reductions and
+    their verification. A `linalg.generic` whose loops are all parallel and
+    whose result has one use, by another such generic, is fused into it
+    (upstream's elementwise fusion, limited to these pairs): the chains of
+    norm scaling, RoPE, activations and residual adds become one op, so one
+    kernel and one pass over memory. Every element is computed by the same
+    scalar ops in the same order from the same operands, and an f32 held in
+    a register equals the f32 stored and reloaded, so no bit changes.
+    Reductions, their chunked stages and producers with several uses are
+    left alone.
+
+    Example: `%a = generic {x * y}` used once by `%b = generic {a + z}`
+    becomes one `generic {(x * y) + z}`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def TileContractions : Pass<"lockstep-tile-contractions", "mlir::func::FuncOp"> {
   let summary = "Launch each bufferized contraction as a shared-memory tiled GPU kernel";
   let description = [{
