@@ -139,8 +139,9 @@ control = find(read("test/Fuzz/adaptive-control.test"),
 claim("adaptive control", find(serving, r"control fails within (\d+) schedules"), control,
       "docs/serving.md")
 bench_src = read("tools/lockstep-run/Bench.cpp")
-claim("bench's batched scheduler", find(serving, r"\(token budget (\d+), (\d+) requests per step\)"),
-      (find(bench_src, r"tokenBudget = (\d+);"), find(bench_src, r"maxSeqs = (\d+);")),
+claim("bench's batched scheduler",
+      find(serving, r"\(token budget (\d+), or `--token-budget N`, (\d+) requests per step\)"),
+      (find(bench_src, r"\bbudget = (\d+);"), find(bench_src, r"maxSeqs = (\d+);")),
       "docs/serving.md")
 sizes = find(read("harness/Fuzz.cpp"), r"blockSizes\[\] = \{([\d, ]+)\}")
 sizes = sizes and [int(x) for x in sizes.split(",")]
