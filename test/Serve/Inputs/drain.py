@@ -12,6 +12,7 @@ usage: drain.py timeout UNBOUNDED.lsa
 import signal
 import sys
 import threading
+import time
 
 import httpx
 
@@ -73,6 +74,12 @@ def timeout(artifact):
         assert first.wait(30)
         srv.proc.send_signal(signal.SIGINT)
         other = httpx.Client(base_url=srv.base, timeout=30)
+        # The signal is handled asynchronously: wait until the server says so
+        # (a busy machine can take a while), then send the late request.
+        deadline = time.time() + 30
+        while other.get("/health").json()["status"] != "draining":
+            assert time.time() < deadline, "the server never started draining"
+            time.sleep(0.02)
         r = other.post("/v1/completions", json={"prompt": [1, 2], "max_tokens": 2})
         e = r.json()["error"]
         assert r.status_code == 503 and e["code"] == "draining", (r.status_code, r.text)
