@@ -11,6 +11,10 @@
 // divide: 64). Each thread's outputs start from the output's values, fold
 // with the generic's own fma over k in increasing order (the outer loop in
 // steps of BK, the inner one by 1), and are stored only where in range.
+// The tiles are software-pipelined: the first step's shares are loaded
+// before the loop; each step stores the carried shares into workgroup
+// memory, waits, loads the next step's (k0 + BK, or its own again on the
+// last step: min with 128 - 16 = 112) and then folds.
 // Otherwise the generic stays, for lockstep-map-to-gpu.
 // CHECK-LABEL: func.func @projection
 // CHECK: %[[T:.*]] = memref.dim %arg0, %c0
@@ -21,10 +25,16 @@
 // CHECK: %[[GX:.*]] = arith.ceildivui %c96{{.*}}, %c64
 // CHECK: %[[GY:.*]] = arith.ceildivui %[[T]], %c64
 // CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[GX]], %{{.*}} = %[[GY]], %{{.*}} = %c1{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c16{{.*}}, %{{.*}} = %c16{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%[[AT:.*]] : memref<16x65xf32, #gpu.address_space<workgroup>>, %[[BT:.*]] : memref<16x65xf32, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-4: memref.load %arg0
+// CHECK-COUNT-4: memref.load %arg1
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c128{{.*}} step %c16{{.*}} iter_args
+// CHECK-NOT: memref.load %arg
 // CHECK: memref.store %{{.*}}, %[[AT]]
 // CHECK: memref.store %{{.*}}, %[[BT]]
 // CHECK: gpu.barrier
+// CHECK: arith.minui %{{.*}}, %c112
+// CHECK-COUNT-4: memref.load %arg0
+// CHECK-COUNT-4: memref.load %arg1
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c16{{.*}} step %c1{{.*}} iter_args
 // CHECK-COUNT-16: math.fma
 // CHECK: scf.yield
@@ -56,7 +66,8 @@ func.func @projection(%x: memref<?x128xf32>, %w: memref<128x96xf32>, %y: memref<
 // A chunk's partial of a projection with bf16 weights, k of extent 8: the
 // chunk dim j is read by both inputs, so it is a batch dim (grid z), the
 // tiles stage 8 values of k, and the weights stay bf16 in workgroup memory,
-// widened by the generic's body.
+// widened by the generic's body. The narrow tiles' A share (8 x 16 = 128
+// elements for 256 threads) is copied by the first 128 threads only.
 // CHECK-LABEL: func.func @partial
 // CHECK: %[[Z:.*]] = arith.muli %c1{{.*}}, %c3
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}}, {{.*}}, %{{.*}} = %[[Z]]) threads
@@ -64,6 +75,13 @@ func.func @projection(%x: memref<?x128xf32>, %w: memref<128x96xf32>, %y: memref<
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c8
 // CHECK: arith.extf
 // CHECK: math.fma
+// CHECK: } else {
+// CHECK: gpu.launch
+// CHECK: arith.cmpi ult, %{{.*}}, %c128
+// CHECK: scf.for
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %c128
+// CHECK: scf.if %[[IN]] {
+// CHECK-NEXT: memref.store %{{.*}}, %{{.*}} : memref<8x17xf32, #gpu.address_space<workgroup>>
 func.func @partial(%x: memref<?x3x8xf32>, %w: memref<3x8x64xbf16>, %p: memref<?x64x3xf32>) {
   linalg.generic {indexing_maps = [affine_map<(t, n, j, k) -> (t, j, k)>,
                                    affine_map<(t, n, j, k) -> (j, k, n)>,
