@@ -9,7 +9,6 @@
 #include "Icu.h"
 #include "TextInternal.h"
 
-#include <cstring>
 #include <dlfcn.h>
 #include <type_traits>
 
