@@ -289,6 +289,11 @@ static bool loadPreTokenizerAt(const Json &j, std::unique_ptr<PreTokenizer> &out
     return true;
   }
   const std::string where = "pre_tokenizer " + type;
+  // The character classes (CharClasses.cpp) come from ICU.
+  for (const char *usesIcu :
+       {"Digits", "Punctuation", "Whitespace", "WhitespaceSplit", "BertPreTokenizer"})
+    if (type == usesIcu && !requireIcu(where, error))
+      return false;
   if (type == "Digits") {
     bool individual = false;
     if (!getBool(j, "individual_digits", individual, where, error))

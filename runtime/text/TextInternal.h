@@ -100,10 +100,17 @@ bool unicodeNormalize(UnicodeForm form, std::string &s);
 void unicodeLowercase(std::string &s);
 
 /// CharClasses.cpp: the character tests of the splitter pre-tokenizers.
+/// These and the two above call ICU, which their parts' loaders check is
+/// there (requireIcu).
 bool isWhiteSpaceChar(uint32_t c);
 bool isNumericChar(uint32_t c);
 bool isPunctuationChar(uint32_t c);
 bool isWordChar(uint32_t c);
+
+/// True when ICU is usable (IcuLibrary.cpp); else false with `error` set to
+/// the tokenizer error for `part`, "tokenizer.json: normalizer NFC needs ICU
+/// (libicuuc.so.N), which is not installed (tried ...)".
+bool requireIcu(const std::string &part, std::string &error);
 
 /// Null `out` for a JSON null.
 bool loadNormalizer(const Json &j, std::unique_ptr<Normalizer> &out, std::string &error);

@@ -16,7 +16,11 @@ int runFuzz(int argc, char **argv);
 int runReplay(int argc, char **argv);
 int runBench(int argc, char **argv);
 int runInfo(int argc, char **argv);
+/// lockstep-serve's (ServeMain.cpp, Serve.cpp): `serve` in argv[1].
 int runServe(int argc, char **argv);
+/// lockstep-run's serve: runs lockstep-serve with argv[2...]
+/// (ServeForward.cpp); returns only when it cannot, with status 1.
+int forwardServe(int argc, char **argv);
 int runTokenize(int argc, char **argv);
 
 /// Whether a file can be written at `path` (its directory exists and is
