@@ -42,13 +42,24 @@ struct TileShape {
   int64_t threads() const { return tx * ty; }
 };
 
-/// Many rows (prefill): 64x64 tiles, each thread 4x4 outputs.
-constexpr TileShape kWide{16, 16, 4, 4, 16};
-/// Few rows (decode): 16x64 tiles, 64 values of k a step, so that a block
-/// keeps 16 KiB of the weights in flight.
-constexpr TileShape kNarrow{64, 4, 4, 1, 64};
-/// Rows above which the wide tiles are taken.
-constexpr int64_t kWideRows = 64;
+/// The tile shapes, from the most rows up; the host takes the first whose
+/// row limit holds the call's rows.
+struct ShapeChoice {
+  int64_t maxRows; // 0: no limit
+  TileShape shape;
+};
+constexpr ShapeChoice kShapes[] = {
+    // One row (a decode step of one request): 64 columns, a thread each,
+    // 64 values of k a step (each thread stages 64 of the weights).
+    {1, {64, 1, 1, 1, 64}},
+    // Up to 8 rows: 8x64 tiles, each thread 4 rows of one column.
+    {8, {64, 2, 4, 1, 64}},
+    // Up to 64 rows: 16x64 tiles, 64 values of k a step, so that a block
+    // keeps 16 KiB of the weights in flight.
+    {64, {64, 4, 4, 1, 64}},
+    // Many rows (prefill): 64x64 tiles, each thread 4x4 outputs.
+    {0, {16, 16, 4, 4, 16}},
+};
 constexpr int64_t kMaxGridZ = 65535;
 
 /// A matched contraction: its loop dims by role.
@@ -434,13 +445,19 @@ struct TileContractionsPass
                                  cmp(arith::CmpIPredicate::ule, gridZ, cst(kMaxGridZ)));
     auto branch = scf::IfOp::create(b, loc, take, /*withElse=*/true);
     OpBuilder tb = OpBuilder::atBlockBegin(&branch.getThenRegion().front());
-    Value wide = arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::ugt, sizes[c.m],
-                                       arith::ConstantIndexOp::create(tb, loc, kWideRows));
-    auto shape = scf::IfOp::create(tb, loc, wide, /*withElse=*/true);
-    OpBuilder wb = OpBuilder::atBlockBegin(&shape.getThenRegion().front());
-    Tiler(c, sizes, kWide).build(wb, loc, gridZ);
-    OpBuilder nb = OpBuilder::atBlockBegin(&shape.getElseRegion().front());
-    Tiler(c, sizes, kNarrow).build(nb, loc, gridZ);
+    // The shapes as a chain of ifs on the rows: rows <= limit ? shape : next.
+    for (const ShapeChoice &choice : kShapes) {
+      if (choice.maxRows == 0) {
+        Tiler(c, sizes, choice.shape).build(tb, loc, gridZ);
+        break;
+      }
+      Value fits = arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::ule, sizes[c.m],
+                                         arith::ConstantIndexOp::create(tb, loc, choice.maxRows));
+      auto pick = scf::IfOp::create(tb, loc, fits, /*withElse=*/true);
+      OpBuilder sb = OpBuilder::atBlockBegin(&pick.getThenRegion().front());
+      Tiler(c, sizes, choice.shape).build(sb, loc, gridZ);
+      tb = OpBuilder::atBlockBegin(&pick.getElseRegion().front());
+    }
     op->moveBefore(branch.getElseRegion().front().getTerminator());
     ++numTiled;
   }
