@@ -114,12 +114,8 @@ int lockstep::run::runBench(int argc, char **argv) {
       device = v;
       continue;
     }
-    std::string arg = argv[i];
-    if (!arg.empty() && arg[0] == '-')
-      return usage("unknown option '" + arg + "'");
-    if (!model.empty())
-      return usage("more than one model: '" + model + "' and '" + arg + "'");
-    model = arg;
+    if (std::string bad = takeModel(argv[i], model); !bad.empty())
+      return usage(bad);
   }
   if (model.empty())
     return usage("no model (MODEL.lsa)");

@@ -59,6 +59,18 @@ inline bool flagValue(int argc, char **argv, int &i, const char *flag,
   return true;
 }
 
+/// An argument that is not a known flag: the model, given once. Returns
+/// what is wrong with it for usage(), or "" when it was taken.
+inline std::string takeModel(const char *arg, std::string &model) {
+  std::string a = arg;
+  if (!a.empty() && a[0] == '-')
+    return "unknown option '" + a + "'";
+  if (!model.empty())
+    return "more than one model: '" + model + "' and '" + a + "'";
+  model = a;
+  return "";
+}
+
 /// Parses a decimal integer in [lo, hi]; false when it is not one.
 inline bool parseInt(const std::string &s, int64_t lo, int64_t hi, int64_t &out) {
   if (s.empty() || s.size() > 19)
