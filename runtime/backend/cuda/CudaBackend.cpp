@@ -239,8 +239,12 @@ __attribute__((visibility("default"))) void mgpuModuleUnload(void *module) {
     return;
   std::string why;
   if (m->module)
-    if (const CudaDriver *d = cudaDriver(why))
+    if (const CudaDriver *d = cudaDriver(why)) {
+      // The cached graphs may hold this module's kernels: they go first.
+      std::lock_guard<std::mutex> lock(mu);
+      launches.clear(*d);
       d->cuModuleUnload(m->module);
+    }
   delete m;
 }
 

@@ -23,11 +23,19 @@ int cuDeviceGetAttribute(int *v, int a, int d) { *v = a == 75 ? 9 : 0; return 0;
 int cuDevicePrimaryCtxRetain(void **c, int d) { *c = (void *)1; return 0; }
 int cuCtxSetCurrent(void *c) { return 0; }
 int cuModuleLoadData(void **m, const void *ptx) { *m = (void *)ptx; return 0; }
-int cuModuleUnload(void *m) { return 0; }
-struct fn { const char *name; size_t params; };
+/* Functions are kept per module, and freed when it is unloaded. */
+struct fn { const char *name; size_t params; void *module; struct fn *next; };
+static struct fn *functions;
+int cuModuleUnload(void *m) {
+  for (struct fn **p = &functions; *p;) {
+    struct fn *k = *p;
+    if (k->module == m) { *p = k->next; free(k); } else p = &k->next;
+  }
+  return 0; }
 int cuModuleGetFunction(void **f, void *m, const char *name) {
   if (getenv("FAKE_CUDA_LOG")) fprintf(stderr, "resolve %s\n", name);
   struct fn *k = calloc(1, sizeof *k);
+  k->module = m; k->next = functions; functions = k;
   char key[512];
   snprintf(key, sizeof key, ".entry %s(", name);
   const char *p = strstr((const char *)m, key), *end = p ? strchr(p, ')') : NULL;
