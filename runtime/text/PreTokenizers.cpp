@@ -62,18 +62,6 @@ public:
   }
 };
 
-class SplitPreTokenizer : public PreTokenizer {
-public:
-  std::unique_ptr<Regex> regex;
-  SplitBehavior behavior = SplitBehavior::Isolated;
-  bool invert = false;
-  void apply(std::vector<Piece> &pieces) const override {
-    splitPieces(pieces, [&](const Piece &p) {
-      return splitRanges(p.text.size(), regex->findAll(p.text), behavior, invert);
-    });
-  }
-};
-
 class MetaspacePreTokenizer : public PreTokenizer {
 public:
   std::string replacement;
@@ -102,7 +90,8 @@ public:
   }
 };
 
-/// Splits at the matches of a regex, by a behavior.
+/// Splits at the matches of a regex, by a behavior: the Split pre-tokenizer,
+/// and the pieces of other pre-tokenizers.
 class RegexSplitter : public PreTokenizer {
 public:
   std::unique_ptr<Regex> regex;
@@ -210,7 +199,7 @@ static bool loadPreTokenizerAt(const Json &j, std::unique_ptr<PreTokenizer> &out
     return true;
   }
   if (type == "Split") {
-    auto s = std::make_unique<SplitPreTokenizer>();
+    auto s = std::make_unique<RegexSplitter>(); // the Split pre-tokenizer
     if (!j.contains("pattern")) {
       error = jsonError("pre_tokenizer Split: missing 'pattern'");
       return false;
