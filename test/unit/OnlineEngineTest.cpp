@@ -241,13 +241,25 @@ TEST(OnlineEngine, MatchesEngineRunUnderSwap) {
   matchesEngineRun(workload(40), c);
 }
 
-TEST(OnlineEngine, CancelAndStopFreeTheirBlocks) {
+/// A stand-in model and an online engine over it with a cache of 64
+/// blocks: what most tests below start from.
+class OnlineEngineTest : public ::testing::Test {
+protected:
   StandIn model;
   std::string error;
-  OnlineEngineConfig oc;
-  oc.engine = config(64);
-  auto online = OnlineEngine::create(model, oc, error);
-  ASSERT_TRUE(online) << error;
+  std::unique_ptr<OnlineEngine> online;
+  /// Starts the engine; false (with `error`) when it could not be made.
+  bool start(int64_t queueCapacity = OnlineEngineConfig().queueCapacity) {
+    OnlineEngineConfig oc;
+    oc.engine = config(64);
+    oc.queueCapacity = queueCapacity;
+    online = OnlineEngine::create(model, oc, error);
+    return online != nullptr;
+  }
+};
+
+TEST_F(OnlineEngineTest, CancelAndStopFreeTheirBlocks) {
+  ASSERT_TRUE(start()) << error;
   Request r = workload(1)[0];
   r.prompt.assign(20, 5);
   r.maxNewTokens = 40;
@@ -298,14 +310,8 @@ TEST(OnlineEngine, CancelAndStopFreeTheirBlocks) {
   EXPECT_FALSE(online->cancel(cancelled)) << "a finished request is not in flight";
 }
 
-TEST(OnlineEngine, QueueIsBoundedAndDrains) {
-  StandIn model;
-  std::string error;
-  OnlineEngineConfig oc;
-  oc.engine = config(64);
-  oc.queueCapacity = 2;
-  auto online = OnlineEngine::create(model, oc, error);
-  ASSERT_TRUE(online) << error;
+TEST_F(OnlineEngineTest, QueueIsBoundedAndDrains) {
+  ASSERT_TRUE(start(2)) << error;
   model.setOpen(false); // every step waits
   Request r = workload(1)[0];
   Collected got;
@@ -328,13 +334,8 @@ TEST(OnlineEngine, QueueIsBoundedAndDrains) {
   EXPECT_EQ(s.refusedDraining, 1);
 }
 
-TEST(OnlineEngine, RefusesInvalidRequestsAtSubmit) {
-  StandIn model;
-  std::string error;
-  OnlineEngineConfig oc;
-  oc.engine = config(64);
-  auto online = OnlineEngine::create(model, oc, error);
-  ASSERT_TRUE(online) << error;
+TEST_F(OnlineEngineTest, RefusesInvalidRequestsAtSubmit) {
+  ASSERT_TRUE(start()) << error;
   Collected got;
   uint64_t id = 0;
   Request r = workload(1)[0];
@@ -352,13 +353,8 @@ TEST(OnlineEngine, RefusesInvalidRequestsAtSubmit) {
   EXPECT_TRUE(got.results.empty());
 }
 
-TEST(OnlineEngine, ModelFailureFailsInFlightAndKeepsServing) {
-  StandIn model;
-  std::string error;
-  OnlineEngineConfig oc;
-  oc.engine = config(64);
-  auto online = OnlineEngine::create(model, oc, error);
-  ASSERT_TRUE(online) << error;
+TEST_F(OnlineEngineTest, ModelFailureFailsInFlightAndKeepsServing) {
+  ASSERT_TRUE(start()) << error;
   Collected got;
   Request r = workload(1)[0];
   model.setOpen(false);
@@ -377,13 +373,8 @@ TEST(OnlineEngine, ModelFailureFailsInFlightAndKeepsServing) {
   EXPECT_EQ(s.freeBlocks, s.totalBlocks);
 }
 
-TEST(OnlineEngine, ShutdownCancelsWhatIsLeft) {
-  StandIn model;
-  std::string error;
-  OnlineEngineConfig oc;
-  oc.engine = config(64);
-  auto online = OnlineEngine::create(model, oc, error);
-  ASSERT_TRUE(online) << error;
+TEST_F(OnlineEngineTest, ShutdownCancelsWhatIsLeft) {
+  ASSERT_TRUE(start()) << error;
   Collected got;
   Request r = workload(1)[0];
   r.prompt = {1, 2, 3};
