@@ -92,6 +92,11 @@ struct ConvertONNXToLinalgPass
       op->dropAllUses();
       op->erase();
     }
+    // What the lowering made and nothing reads: a Transpose that a MatMul
+    // reads through its map, say (lowerMatMul).
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body.getOperations())))
+      if (isOpTriviallyDead(&op))
+        op.erase();
     // Strip the encodings from the arguments, then fix the signature.
     for (BlockArgument arg : func.getArguments())
       if (auto t = dyn_cast<RankedTensorType>(arg.getType()))

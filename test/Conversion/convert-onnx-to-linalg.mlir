@@ -34,6 +34,51 @@ func.func @matmul(%x: tensor<?x?x16xf32, #onnx.dims<[b, s, 16]>>, %w: tensor<16x
 
 // -----
 
+// A MatMul of a Transpose that swaps the two trailing dims (a tied lm_head,
+// `x @ wte^T`, as the dynamo exporter writes it) reads the Transpose's input
+// through a map with those dims swapped: no transposed copy is made, and the
+// Transpose, read by nothing else, is gone. A Transpose with another
+// permutation, or with another reader, stays.
+// CHECK-DAG: #[[SWAP:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-LABEL: func.func @matmul_transposed
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[SWAP]], #{{.*}}]{{.*}} ins(%arg0, %arg1 : tensor<?x16xf32>, tensor<8x16xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+func.func @matmul_transposed(%x: tensor<?x16xf32, #onnx.dims<[s, 16]>>, %w: tensor<8x16xf32>)
+    -> tensor<?x8xf32, #onnx.dims<[s, 8]>> {
+  %t = "onnx.Transpose"(%w) {perm = array<i64: 1, 0>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
+  %y = "onnx.MatMul"(%x, %t) : (tensor<?x16xf32, #onnx.dims<[s, 16]>>, tensor<16x8xf32>) -> tensor<?x8xf32, #onnx.dims<[s, 8]>>
+  return %y : tensor<?x8xf32, #onnx.dims<[s, 8]>>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @matmul_transposed_kept
+// CHECK: %[[T:.*]] = linalg.transpose
+// CHECK: linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<?x16xf32>, tensor<8x16xf32>)
+// CHECK: return {{.*}}%[[T]]
+func.func @matmul_transposed_kept(%x: tensor<?x16xf32, #onnx.dims<[s, 16]>>, %w: tensor<8x16xf32>)
+    -> (tensor<?x8xf32, #onnx.dims<[s, 8]>>, tensor<16x8xf32>) {
+  %t = "onnx.Transpose"(%w) {perm = array<i64: 1, 0>} : (tensor<8x16xf32>) -> tensor<16x8xf32>
+  %y = "onnx.MatMul"(%x, %t) : (tensor<?x16xf32, #onnx.dims<[s, 16]>>, tensor<16x8xf32>) -> tensor<?x8xf32, #onnx.dims<[s, 8]>>
+  return %y, %t : tensor<?x8xf32, #onnx.dims<[s, 8]>>, tensor<16x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @matmul_transposed_identity
+// CHECK: linalg.transpose
+// CHECK: linalg.generic {{.*}} ins(%arg0, %{{.*}} : tensor<?x16xf32>, tensor<16x8xf32>)
+func.func @matmul_transposed_identity(%x: tensor<?x16xf32, #onnx.dims<[s, 16]>>, %w: tensor<16x8xf32>)
+    -> tensor<?x8xf32, #onnx.dims<[s, 8]>> {
+  %t = "onnx.Transpose"(%w) {perm = array<i64: 0, 1>} : (tensor<16x8xf32>) -> tensor<16x8xf32>
+  %y = "onnx.MatMul"(%x, %t) : (tensor<?x16xf32, #onnx.dims<[s, 16]>>, tensor<16x8xf32>) -> tensor<?x8xf32, #onnx.dims<[s, 8]>>
+  return %y : tensor<?x8xf32, #onnx.dims<[s, 8]>>
+}
+
+// -----
+
 // Softmax is linalg.softmax, whose sums lockstep-canonical-reductions
 // orders (chunk-local statistics); a negative axis counts from the end.
 // CHECK-LABEL: func.func @softmax

@@ -51,10 +51,31 @@ Value contract(LoweringState &s, Location loc, Value a, Value bv,
       .getResult(0);
 }
 
+/// The input of `v`'s producer when that is a Transpose that swaps the two
+/// trailing dims and nothing else (a tied lm_head's `x @ wte^T`, as the
+/// dynamo exporter writes it): the contraction reads it with the two dims
+/// swapped in its map, and no transposed copy is made. The terms and their
+/// order are the same.
+Value swappedTrailing(Value v) {
+  auto t = v.getDefiningOp<TransposeOp>();
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!t || !type || type.getRank() < 2 || !t.getPerm())
+    return nullptr;
+  ArrayRef<int64_t> perm = *t.getPerm();
+  int64_t r = type.getRank();
+  if (int64_t(perm.size()) != r)
+    return nullptr;
+  for (int64_t i = 0; i < r; ++i)
+    if (perm[i] != (i < r - 2 ? i : i == r - 2 ? r - 1 : r - 2))
+      return nullptr;
+  return t.getData();
+}
+
 LogicalResult lowerMatMul(MatMulOp op, LoweringState &s) {
   OpBuilder &b = s.builder();
   Location loc = op.getLoc();
   SmallVector<DimExpr> a = s.dims(op.getA()), bd = s.dims(op.getB());
+  Value bSource = swappedTrailing(op.getB());
   SmallVector<DimExpr> out = s.dims(op.getY());
   bool va = a.size() == 1, vb = bd.size() == 1;
   unsigned batch = out.size() - (va ? 0 : 1) - (vb ? 0 : 1);
@@ -80,6 +101,8 @@ LogicalResult lowerMatMul(MatMulOp op, LoweringState &s) {
   bMap.push_back(dim(k));
   if (!vb)
     bMap.push_back(dim(n));
+  if (bSource)
+    std::swap(bMap[bMap.size() - 2], bMap.back());
   SmallVector<AffineExpr> cMap;
   for (unsigned i = 0; i < k; ++i)
     cMap.push_back(dim(i));
@@ -91,8 +114,8 @@ LogicalResult lowerMatMul(MatMulOp op, LoweringState &s) {
   SmallVector<utils::IteratorType> iters(loops, utils::IteratorType::parallel);
   iters[k] = utils::IteratorType::reduction;
   Type elt = s.plainType(op.getY()).getElementType();
-  s.set(op.getY(), contract(s, loc, s.get(op.getA()), s.get(op.getB()), out,
-                            elt, maps, iters));
+  s.set(op.getY(), contract(s, loc, s.get(op.getA()), s.get(bSource ? bSource : op.getB()),
+                            out, elt, maps, iters));
   return success();
 }
 
