@@ -37,12 +37,15 @@ func.func @matmul(%x: tensor<?x?x16xf32, #onnx.dims<[b, s, 16]>>, %w: tensor<16x
 // A MatMul of a Transpose that swaps the two trailing dims (a tied lm_head,
 // `x @ wte^T`, as the dynamo exporter writes it) reads the Transpose's input
 // through a map with those dims swapped: no transposed copy is made, and the
-// Transpose, read by nothing else, is gone. A Transpose with another
+// Transpose, read by nothing else, is gone. The loops are (row, column, k),
+// k last, where B is contiguous. A Transpose with another
 // permutation, or with another reader, stays.
-// CHECK-DAG: #[[SWAP:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func.func @matmul_transposed
 // CHECK-NOT: linalg.transpose
-// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[SWAP]], #{{.*}}]{{.*}} ins(%arg0, %arg1 : tensor<?x16xf32>, tensor<8x16xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %arg1 : tensor<?x16xf32>, tensor<8x16xf32>)
 // CHECK-NOT: linalg.transpose
 // CHECK: return
 func.func @matmul_transposed(%x: tensor<?x16xf32, #onnx.dims<[s, 16]>>, %w: tensor<8x16xf32>)

@@ -8,6 +8,7 @@
 // The loop dims are ordered (batch, row, k, column): each output element
 // still sums over k in increasing order, but the innermost loop runs over
 // contiguous columns, independent lanes that vectorize without reassociation.
+// A B read transposed (k contiguous) is ordered (batch, row, column, k).
 //
 //===----------------------------------------------------------------------===//
 #include "lockstep/Conversion/ONNXToLinalg.h"
@@ -79,9 +80,11 @@ LogicalResult lowerMatMul(MatMulOp op, LoweringState &s) {
   SmallVector<DimExpr> out = s.dims(op.getY());
   bool va = a.size() == 1, vb = bd.size() == 1;
   unsigned batch = out.size() - (va ? 0 : 1) - (vb ? 0 : 1);
-  // Loop dims: batch..., m (unless A is 1-D), k, n (unless B is 1-D).
-  unsigned m = batch, k = batch + (va ? 0 : 1), n = k + 1;
-  unsigned loops = k + 1 + (vb ? 0 : 1);
+  // Loop dims: batch..., m (unless A is 1-D), k, n (unless B is 1-D); with
+  // B read transposed, k is contiguous in B and comes last: (..., m, n, k).
+  unsigned m = batch, rows = batch + (va ? 0 : 1);
+  unsigned k = bSource ? rows + 1 : rows, n = bSource ? rows : k + 1;
+  unsigned loops = rows + 1 + (vb ? 0 : 1);
   auto dim = [&](unsigned i) { return b.getAffineDimExpr(i); };
   auto batchExprs = [&](ArrayRef<DimExpr> ds, unsigned own) {
     SmallVector<AffineExpr> e;
@@ -104,7 +107,7 @@ LogicalResult lowerMatMul(MatMulOp op, LoweringState &s) {
   if (bSource)
     std::swap(bMap[bMap.size() - 2], bMap.back());
   SmallVector<AffineExpr> cMap;
-  for (unsigned i = 0; i < k; ++i)
+  for (unsigned i = 0; i < rows; ++i)
     cMap.push_back(dim(i));
   if (!vb)
     cMap.push_back(dim(n));
