@@ -472,6 +472,61 @@ def TileContractions : Pass<"lockstep-tile-contractions", "mlir::func::FuncOp"> 
                            "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
 }
 
+def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
+  let summary = "Compute each bufferized f32 contraction in register-blocked vector tiles";
+  let description = [{
+    Runs for `--target=cpu` on the bufferized step, before
+    convert-linalg-to-parallel-loops. A contraction (the generic's loop dims
+    all parallel but one reduction dim `k`, anywhere in the loop order; a
+    dim `m` read by the first input only and a dim `n` read by the second
+    only, both written; see lockstep/Reductions/Contraction.h) is rewritten
+    when its body is the contract's `math.fma` of the two inputs into the
+    output, all f32, and `n` is the last, unit-stride, index of both the
+    second input and the output (a weight `W[k, n]`, rows of the output
+    contiguous).
+
+    It becomes an `scf.parallel` over (the batch dims, column tiles, row
+    tiles), the row tiles last, so that lockstep-outline-parallel makes a
+    work item of one column tile of one batch point and runs its row tiles
+    in turn: each thread streams its own columns of the weights once per
+    call, and a tile of them stays in cache while the rows go by. A tile of
+    `rows` x `cols` outputs (`cols` a multiple of 8) is held in
+    `vector<8xf32>` accumulators, `scf.for` iter_args, loaded from the
+    output; then for each k in increasing order, from 0, every row's
+    `A[m, k]` is broadcast, `B[k, n0 : n0 + cols]` is loaded, and each
+    accumulator becomes `math.fma(a, b, acc)` on vectors (the operands in
+    the body's order), which lowers to `llvm.intr.fma`; not `vector.fma`,
+    which MLIR lowers to `llvm.intr.fmuladd`, free to become a product and a
+    sum. At the end the accumulators are stored.
+    A tile with fewer rows (the last rows) runs the same loop a row at a
+    time; a tile past the last full column tile folds each of its outputs
+    with the generic's own scalar body. In every case each output is one
+    lane, folded with the same fma, over the same k in the same order, from
+    its own value: the bits are those of the generic. Chunked reductions
+    (a partial's chunk dim is a batch dim) keep their chunks and their
+    combine, which is another generic.
+
+    Any other generic is left to convert-linalg-to-parallel-loops.
+
+    Example: `Y[t, n] = fold_k fma(X[t, k], W[k, n], Y[t, n])` with
+    `rows=4 cols=16` becomes `scf.parallel (%nt, %mt) = (0, 0) to
+    (ceil(N/16), ceil(T/4))` around `scf.if` (full tile) { `scf.for %k ...
+    iter_args(8 x vector<8xf32>)` } else { a row at a time / scalar }.
+  }];
+  let options = [
+    Option<"rows", "rows", "int64_t", /*default=*/"4",
+           "Rows of a register tile (outputs folded together along m)">,
+    Option<"cols", "cols", "int64_t", /*default=*/"16",
+           "Columns of a register tile, a multiple of 8 (one vector<8xf32> each 8)">,
+  ];
+  let statistics = [
+    Statistic<"numRewritten", "rewritten", "contractions computed in vector tiles">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def MapToGPU : Pass<"lockstep-map-to-gpu", "mlir::func::FuncOp"> {
   let summary = "Put every part of a bufferized step that touches data in a gpu.launch";
   let description = [{
