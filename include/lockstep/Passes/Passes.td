@@ -485,33 +485,49 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
     second input and the output (a weight `W[k, n]`, rows of the output
     contiguous).
 
-    It becomes an `scf.parallel` over (the batch dims, column tiles, row
-    tiles), the row tiles last, so that lockstep-outline-parallel makes a
-    work item of one column tile of one batch point and runs its row tiles
-    in turn: each thread streams its own columns of the weights once per
-    call, and a tile of them stays in cache while the rows go by. A tile of
-    `rows` x `cols` outputs (`cols` a multiple of 8) is held in
-    `vector<8xf32>` accumulators, `scf.for` iter_args, loaded from the
-    output; then for each k in increasing order, from 0, every row's
-    `A[m, k]` is broadcast, `B[k, n0 : n0 + cols]` is loaded, and each
-    accumulator becomes `math.fma(a, b, acc)` on vectors (the operands in
-    the body's order), which lowers to `llvm.intr.fma`; not `vector.fma`,
-    which MLIR lowers to `llvm.intr.fmuladd`, free to become a product and a
-    sum. At the end the accumulators are stored.
-    A tile with fewer rows (the last rows) runs the same loop a row at a
-    time; a tile past the last full column tile folds each of its outputs
-    with the generic's own scalar body. In every case each output is one
-    lane, folded with the same fma, over the same k in the same order, from
-    its own value: the bits are those of the generic. Chunked reductions
-    (a partial's chunk dim is a batch dim) keep their chunks and their
-    combine, which is another generic.
+    The number of rows `m` (T, usually dynamic) picks the form at run
+    time, and both give the same bits. With fewer than `rows`
+    (decode), it becomes an `scf.parallel` of one dim over (batch point,
+    panel of 4096 columns): each work item streams its rows of the weights
+    once, k outermost and in increasing order, and for each row broadcasts
+    `A[m, k]` and folds it into the outputs in memory, a `vector<8xf32>` of
+    columns at a time (`out = math.fma(a, B[k, n:n+8], out)`), the last
+    columns of a panel not filling a vector one at a time with the generic's
+    scalar body. Wide panels keep each weight row one sequential stream,
+    which the hardware prefetches; the chunk dims of a partial and the
+    panels are what threads share.
+
+    Otherwise an `scf.parallel` of one dim over (batch point, column tile of
+    `cols`): a work item copies its columns of the weights `B[k, n0:n0+cols]`
+    for all k into a heap buffer (when k is static and the buffer is at most
+    64 KiB: it is then read from cache by every row tile instead of a row
+    stride apart, where the loads of a power-of-two stride fall into the
+    same cache sets), then runs its row tiles in turn. A tile of `rows` x
+    `cols` outputs is held in `vector<8xf32>` accumulators, `scf.for`
+    iter_args loaded from the output; for each k in increasing order, from
+    0, every row's `A[m, k]` is broadcast, the weights' vectors loaded, and
+    each accumulator becomes `math.fma(a, b, acc)`; at the end they are
+    stored. The last rows, fewer than `rows`, run the same loop a row at a
+    time; a column tile past the end of `n` folds each of its outputs with
+    the generic's own scalar body.
+
+    Every product is `math.fma` on vectors (operands in the body's order),
+    which lowers to `llvm.intr.fma`; not `vector.fma`, which MLIR lowers to
+    `llvm.intr.fmuladd`, free to become a product and a sum. In every case
+    each output is one lane, folded with the same fma, over the same k in
+    the same order, from its own value: the bits are those of the generic,
+    whatever the rows, tiles or threads. Chunked reductions keep their
+    chunks (a partial's chunk dim is a batch dim) and their combine, which
+    is another generic.
 
     Any other generic is left to convert-linalg-to-parallel-loops.
 
     Example: `Y[t, n] = fold_k fma(X[t, k], W[k, n], Y[t, n])` with
-    `rows=4 cols=16` becomes `scf.parallel (%nt, %mt) = (0, 0) to
-    (ceil(N/16), ceil(T/4))` around `scf.if` (full tile) { `scf.for %k ...
-    iter_args(8 x vector<8xf32>)` } else { a row at a time / scalar }.
+    `rows=4 cols=16` becomes `scf.if (T < 4) { scf.parallel (%p) = (0) to
+    (ceil(N/4096)) { scf.for %k { scf.for %t { scf.for %n step 8 {...} } } }
+    } else { scf.parallel (%nt) = (0) to (ceil(N/16)) { pack; scf.for %mt
+    { scf.if (full tile) { scf.for %k iter_args(8 x vector<8xf32>) } else
+    {a row at a time} } } }`.
   }];
   let options = [
     Option<"rows", "rows", "int64_t", /*default=*/"4",
