@@ -89,12 +89,19 @@ std::pair<OpBuilder, SmallVector<Value>> parallelOver(OpBuilder &b, Location loc
   return {pb, idx};
 }
 
+/// Whether a column tile of the weights can be packed: k static and the
+/// buffer at most kMaxPackBytes.
+bool canPack(const Contraction &c, int64_t cols) {
+  return !ShapedType::isDynamic(c.length) && c.length * cols * 4 <= kMaxPackBytes;
+}
+
 /// Builds the loops of one contraction.
 class Kernels {
 public:
   Kernels(const Contraction &c, ArrayRef<Value> sizes, int64_t rows, int64_t cols,
-          bool inputFirst)
-      : c(c), sizes(sizes), rows(rows), cols(cols), inputFirst(inputFirst) {
+          bool inputFirst, bool bContiguous)
+      : c(c), sizes(sizes), rows(rows), cols(cols), inputFirst(inputFirst),
+        bContiguous(bContiguous) {
     linalg::GenericOp op = c.op;
     a = op.getDpsInputOperand(0)->get();
     b = op.getDpsInputOperand(1)->get();
@@ -207,6 +214,7 @@ private:
   ArrayRef<Value> sizes; // each loop dim's extent
   int64_t rows, cols;
   bool inputFirst;
+  bool bContiguous; // the weights' last index is n, of unit stride
   Value a, b, out;
   AffineMap aMap, bMap, outMap;
 
@@ -220,18 +228,33 @@ private:
   }
 
   /// B[k, n0 : n0 + cols] for every k, copied into a [k, cols] buffer of
-  /// the work item, freed at its end (a column tile of a weight is read once per work item, not
-  /// once per row tile, and the tiles' loads stay in cache instead of
-  /// falling a row stride apart into the same sets); null when k is dynamic
-  /// or the buffer would exceed kMaxPackBytes.
+  /// the work item, freed at its end (a column tile of a weight is read
+  /// once per work item, not once per row tile, and the tiles' loads stay
+  /// in cache instead of falling a row stride apart into the same sets);
+  /// null when it cannot be packed (canPack). Weights whose columns are
+  /// contiguous are copied a vector at a time, others (transposed) an
+  /// element at a time, along their contiguous k.
   Value packPanel(OpBuilder &bld, Location loc, SmallVector<Value> dims, Value n0) {
-    if (ShapedType::isDynamic(c.length) || c.length * cols * 4 > kMaxPackBytes)
+    if (!canPack(c, cols))
       return nullptr;
     auto type = MemRefType::get({c.length, cols}, bld.getF32Type());
     // Heap, not stack: an alloca in a work item's loop would grow the stack
     // with every item.
     Value pack = memref::AllocOp::create(bld, loc, type, /*alignment=*/bld.getI64IntegerAttr(64));
     auto vt = VectorType::get({kLanes}, bld.getF32Type());
+    if (!bContiguous) {
+      auto colLoop = scf::ForOp::create(bld, loc, cst(bld, loc, 0), cst(bld, loc, cols),
+                                        cst(bld, loc, 1));
+      OpBuilder cb = OpBuilder::atBlockTerminator(colLoop.getBody());
+      dims[c.n] = arith::AddIOp::create(cb, loc, n0, colLoop.getInductionVar());
+      auto kLoop = scf::ForOp::create(cb, loc, cst(cb, loc, 0), sizes[c.k], cst(cb, loc, 1));
+      OpBuilder kb = OpBuilder::atBlockTerminator(kLoop.getBody());
+      dims[c.k] = kLoop.getInductionVar();
+      Value y = memref::LoadOp::create(kb, loc, b, indicesOf(kb, loc, bMap, dims));
+      memref::StoreOp::create(kb, loc, y, pack,
+                              ValueRange{kLoop.getInductionVar(), colLoop.getInductionVar()});
+      return pack;
+    }
     auto loop = scf::ForOp::create(bld, loc, cst(bld, loc, 0), sizes[c.k], cst(bld, loc, 1));
     OpBuilder lb = OpBuilder::atBlockTerminator(loop.getBody());
     dims[c.k] = loop.getInductionVar();
@@ -328,38 +351,49 @@ struct CpuMicrokernelsPass
           << kLanes;
       return signalPassFailure();
     }
-    SmallVector<std::pair<Contraction, bool>> found;
+    struct Found {
+      Contraction c;
+      bool inputFirst, bContiguous;
+    };
+    SmallVector<Found> found;
     getOperation().walk([&](linalg::GenericOp g) {
       std::optional<Contraction> c = lockstep::matchContraction(g);
       bool inputFirst = true;
       if (!c || !isF32Fma(g, inputFirst))
         return;
-      // Columns contiguous in the weights and in the output.
-      if (!lastIs(g.getMatchingIndexingMap(g.getDpsInputOperand(1)), c->n) ||
-          !lastIs(g.getMatchingIndexingMap(g.getDpsInitOperand(0)), c->n) ||
-          !unitLastStride(g.getDpsInputOperand(1)->get()) ||
+      // The output's columns contiguous (the accumulators' stores); the
+      // weights' too, or else packed (transposed weights).
+      if (!lastIs(g.getMatchingIndexingMap(g.getDpsInitOperand(0)), c->n) ||
           !unitLastStride(g.getDpsInitOperand(0)->get()))
         return;
-      found.push_back({*c, inputFirst});
+      bool bContiguous = lastIs(g.getMatchingIndexingMap(g.getDpsInputOperand(1)), c->n) &&
+                         unitLastStride(g.getDpsInputOperand(1)->get());
+      if (!bContiguous && !canPack(*c, cols))
+        return;
+      found.push_back({*c, inputFirst, bContiguous});
     });
-    for (auto &[c, inputFirst] : found)
-      rewrite(c, inputFirst);
+    for (Found &f : found)
+      rewrite(f.c, f.inputFirst, f.bContiguous);
   }
 
-  void rewrite(const Contraction &c, bool inputFirst) {
+  void rewrite(const Contraction &c, bool inputFirst, bool bContiguous) {
     linalg::GenericOp op = c.op;
     Location loc = op.getLoc();
     OpBuilder b(op);
     SmallVector<Value> sizes;
     for (Range r : cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc))
       sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
-    Kernels kernels(c, sizes, rows, cols, inputFirst);
-    // Fewer rows than a tile: the panels; else the tiles.
+    Kernels kernels(c, sizes, rows, cols, inputFirst, bContiguous);
+    // Fewer rows than a tile: the panels (or, for transposed weights, the
+    // generic as it is); else the tiles.
     Value few = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, sizes[c.m],
                                       cst(b, loc, rows));
     auto branch = scf::IfOp::create(b, loc, few, /*withElse=*/true);
     OpBuilder pb = OpBuilder::atBlockTerminator(&branch.getThenRegion().front());
-    kernels.buildPanels(pb, loc);
+    if (bContiguous)
+      kernels.buildPanels(pb, loc);
+    else
+      pb.clone(*op);
     OpBuilder tb = OpBuilder::atBlockTerminator(&branch.getElseRegion().front());
     kernels.buildTiles(tb, loc);
     op.erase();

@@ -117,38 +117,73 @@ func.func @partial(%x: memref<1x?x3x256xf32>, %w: memref<3x256x64xf32>, %y: memr
 
 // -----
 
-// Left to convert-linalg-to-parallel-loops: weights transposed (n is not
-// their last index), a plain sum (its body is not the contract's fma), and
-// an f64 product.
+// Weights transposed, W[32, 64] read as W[n, k]: with many rows the column
+// tile is packed an element at a time along k (W's contiguous index) into
+// the same [k, 16] buffer, and the tiles run as for any weights; with fewer
+// rows than a tile the generic stays as it is (no vector of columns to
+// stream).
 #xt = affine_map<(t, n, k) -> (t, k)>
 #wt = affine_map<(t, n, k) -> (n, k)>
 #yt = affine_map<(t, n, k) -> (t, n)>
-#wn = affine_map<(t, n, k) -> (k, n)>
-// CHECK-LABEL: func.func @kept
-// CHECK-NOT: vector.
-// CHECK-COUNT-3: linalg.generic
-// CHECK-NOT: vector.
-func.func @kept(%x: memref<?x64xf32>, %w: memref<32x64xf32>, %y: memref<?x32xf32>,
-                %wk: memref<64x32xf32>, %xd: memref<?x64xf64>, %wd: memref<64x32xf64>,
-                %yd: memref<?x32xf64>) {
+// CHECK-LABEL: func.func @transposed
+// CHECK: scf.if
+// CHECK-NEXT: linalg.generic
+// CHECK: } else {
+// CHECK: scf.parallel
+// CHECK: %[[PACK:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x16xf32>
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %c16
+// CHECK: %[[N:.*]] = arith.addi %{{.*}}, %[[J]]
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %c64
+// CHECK: %[[V:.*]] = memref.load %arg1[%[[N]], %[[K]]] : memref<32x64xf32>
+// CHECK: memref.store %[[V]], %[[PACK]][%[[K]], %[[J]]]
+// CHECK: iter_args
+// CHECK: vector.load %[[PACK]]
+// CHECK: math.fma {{.*}} : vector<8xf32>
+// CHECK-NOT: linalg.generic
+func.func @transposed(%x: memref<?x64xf32>, %w: memref<32x64xf32>, %y: memref<?x32xf32>) {
   linalg.generic {indexing_maps = [#xt, #wt, #yt], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%x, %w : memref<?x64xf32>, memref<32x64xf32>) outs(%y : memref<?x32xf32>) {
   ^bb0(%in: f32, %wv: f32, %acc: f32):
     %r = math.fma %in, %wv, %acc : f32
     linalg.yield %r : f32
   }
-  linalg.generic {indexing_maps = [#xt, #wn, #yt], iterator_types = ["parallel", "parallel", "reduction"]}
+  return
+}
+
+// -----
+
+// Left to convert-linalg-to-parallel-loops: a plain sum (its body is not
+// the contract's fma), an f64 product, and transposed weights whose k is
+// dynamic (they cannot be packed).
+#xd = affine_map<(t, n, k) -> (t, k)>
+#wd = affine_map<(t, n, k) -> (n, k)>
+#wn = affine_map<(t, n, k) -> (k, n)>
+#yd = affine_map<(t, n, k) -> (t, n)>
+// CHECK-LABEL: func.func @kept
+// CHECK-NOT: vector.
+// CHECK-COUNT-3: linalg.generic
+// CHECK-NOT: vector.
+func.func @kept(%x: memref<?x64xf32>, %wk: memref<64x32xf32>, %y: memref<?x32xf32>,
+                %xd: memref<?x64xf64>, %wdd: memref<64x32xf64>, %yd: memref<?x32xf64>,
+                %xk: memref<?x?xf32>, %wt: memref<32x?xf32>) {
+  linalg.generic {indexing_maps = [#xd, #wn, #yd], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%x, %wk : memref<?x64xf32>, memref<64x32xf32>) outs(%y : memref<?x32xf32>) {
   ^bb0(%in: f32, %wv: f32, %acc: f32):
     %s = arith.addf %in, %wv : f32
     %r = arith.addf %acc, %s : f32
     linalg.yield %r : f32
   }
-  linalg.generic {indexing_maps = [#xt, #wn, #yt], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%xd, %wd : memref<?x64xf64>, memref<64x32xf64>) outs(%yd : memref<?x32xf64>) {
+  linalg.generic {indexing_maps = [#xd, #wn, #yd], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%xd, %wdd : memref<?x64xf64>, memref<64x32xf64>) outs(%yd : memref<?x32xf64>) {
   ^bb0(%in: f64, %wv: f64, %acc: f64):
     %r = math.fma %in, %wv, %acc : f64
     linalg.yield %r : f64
+  }
+  linalg.generic {indexing_maps = [#xd, #wd, #yd], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%xk, %wt : memref<?x?xf32>, memref<32x?xf32>) outs(%y : memref<?x32xf32>) {
+  ^bb0(%in: f32, %wv: f32, %acc: f32):
+    %r = math.fma %in, %wv, %acc : f32
+    linalg.yield %r : f32
   }
   return
 }

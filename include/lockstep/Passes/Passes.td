@@ -481,9 +481,12 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
     dim `m` read by the first input only and a dim `n` read by the second
     only, both written; see lockstep/Reductions/Contraction.h) is rewritten
     when its body is the contract's `math.fma` of the two inputs into the
-    output, all f32, and `n` is the last, unit-stride, index of both the
-    second input and the output (a weight `W[k, n]`, rows of the output
-    contiguous).
+    output, all f32, and `n` is the last, unit-stride, index of the output
+    (its rows contiguous). The second input (the weights) is read as
+    `W[k, n]` when `n` is its last, unit-stride, index too; otherwise
+    (transposed weights, `W[n, k]`) only through the packed copy below, so
+    only when k is static and the copy fits, and the few-rows case keeps
+    the generic as it is.
 
     The number of rows `m` (T, usually dynamic) picks the form at run
     time, and both give the same bits. With fewer than `rows`
@@ -499,10 +502,11 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
 
     Otherwise an `scf.parallel` of one dim over (batch point, column tile of
     `cols`): a work item copies its columns of the weights `B[k, n0:n0+cols]`
-    for all k into a heap buffer (when k is static and the buffer is at most
-    64 KiB: it is then read from cache by every row tile instead of a row
-    stride apart, where the loads of a power-of-two stride fall into the
-    same cache sets), then runs its row tiles in turn. A tile of `rows` x
+    for all k into a heap buffer `[k, cols]` (when k is static and the
+    buffer is at most 64 KiB: it is then read from cache by every row tile
+    instead of a row stride apart, where the loads of a power-of-two stride
+    fall into the same cache sets; transposed weights are copied an element
+    at a time along k), then runs its row tiles in turn. A tile of `rows` x
     `cols` outputs is held in `vector<8xf32>` accumulators, `scf.for`
     iter_args loaded from the output; for each k in increasing order, from
     0, every row's `A[m, k]` is broadcast, the weights' vectors loaded, and
