@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lockstep/Passes/Passes.h"
+#include "lockstep/Reductions/Contraction.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -20,8 +21,6 @@
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace lockstep {
 #define GEN_PASS_DEF_TILECONTRACTIONS
@@ -62,114 +61,17 @@ constexpr ShapeChoice kShapes[] = {
 };
 constexpr int64_t kMaxGridZ = 65535;
 
-/// A matched contraction: its loop dims by role.
-struct Contraction {
-  linalg::GenericOp op;
-  unsigned m = 0, n = 0, k = 0;
-  SmallVector<unsigned> batch;
-  int64_t length = 0;
-  bool aKFastest = false, bKFastest = false;
-};
+using lockstep::Contraction;
+using lockstep::indicesOf;
 
-Value rootOf(Value v) {
-  while (Operation *d = v.getDefiningOp()) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(d)) {
-      v = view.getViewSource();
-      continue;
-    }
-    break;
-  }
-  return v;
-}
-
-bool reads(AffineMap map, unsigned dim) {
-  for (AffineExpr e : map.getResults())
-    if (auto d = dyn_cast<AffineDimExpr>(e); d && d.getPosition() == dim)
-      return true;
-  return false;
-}
-
-/// The loop dim of `map`'s last result, if it is a dim.
-std::optional<unsigned> lastDim(AffineMap map) {
-  if (map.getNumResults() == 0)
-    return std::nullopt;
-  if (auto d = dyn_cast<AffineDimExpr>(map.getResults().back()))
-    return d.getPosition();
-  return std::nullopt;
-}
-
-/// The parallel dim read by `mine` and not by `other`, nearest the end of
-/// `mine`'s map (the most contiguous), that the output writes.
-std::optional<unsigned> ownDim(AffineMap mine, AffineMap other, AffineMap out) {
-  for (AffineExpr e : llvm::reverse(mine.getResults()))
-    if (auto d = dyn_cast<AffineDimExpr>(e))
-      if (!reads(other, d.getPosition()) && reads(out, d.getPosition()))
-        return d.getPosition();
-  return std::nullopt;
-}
-
+/// A contraction whose k is its last loop (lockstep-reductions-innermost
+/// puts it there), of a static length divisible by 8.
 std::optional<Contraction> match(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || op->getNumResults() != 0)
-    return std::nullopt;
-  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
-  unsigned loops = iters.size();
-  for (unsigned d = 0; d + 1 < loops; ++d)
-    if (!linalg::isParallelIterator(iters[d]))
-      return std::nullopt;
-  if (loops < 3 || !linalg::isReductionIterator(iters.back()))
-    return std::nullopt;
-  for (AffineMap m : op.getIndexingMapsArray())
-    if (!m.isProjectedPermutation(/*allowZeroInResults=*/true))
-      return std::nullopt;
-  // The body: pure, with no index reads, yielding one value.
-  for (Operation &o : op.getBlock()->without_terminator())
-    if (isa<linalg::IndexOp>(o) || !isMemoryEffectFree(&o) || o.getNumRegions())
-      return std::nullopt;
-  Contraction c;
-  c.op = op;
-  c.k = loops - 1;
-  AffineMap a = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
-  AffineMap b = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
-  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  if (!reads(a, c.k) || !reads(b, c.k) || reads(out, c.k))
-    return std::nullopt;
-  std::optional<unsigned> m = ownDim(a, b, out), n = ownDim(b, a, out);
-  if (!m || !n)
-    return std::nullopt;
-  c.m = *m;
-  c.n = *n;
-  for (unsigned d = 0; d < c.k; ++d) {
-    if (!reads(out, d))
-      return std::nullopt; // two threads would write one output
-    if (d != c.m && d != c.n)
-      c.batch.push_back(d);
-  }
-  c.length = op.getStaticLoopRanges()[c.k];
-  if (ShapedType::isDynamic(c.length) || c.length % 8)
-    return std::nullopt;
-  c.aKFastest = lastDim(a) == c.k;
-  c.bKFastest = lastDim(b) == c.k;
-  // In place: a block's stores could feed another block's loads.
-  Value o = rootOf(op.getDpsInitOperand(0)->get());
-  if (o == rootOf(op.getDpsInputOperand(0)->get()) ||
-      o == rootOf(op.getDpsInputOperand(1)->get()))
+  std::optional<Contraction> c = lockstep::matchContraction(op);
+  if (!c || c->k + 1 != op.getNumLoops() || ShapedType::isDynamic(c->length) ||
+      c->length % 8)
     return std::nullopt;
   return c;
-}
-
-/// The indices of `map` with loop dim d at `dims[d]` (null: unused).
-SmallVector<Value> indicesOf(OpBuilder &b, Location loc, AffineMap map,
-                             ArrayRef<Value> dims) {
-  SmallVector<Value> idx;
-  for (AffineExpr e : map.getResults()) {
-    if (auto d = dyn_cast<AffineDimExpr>(e))
-      idx.push_back(dims[d.getPosition()]);
-    else
-      idx.push_back(arith::ConstantIndexOp::create(
-          b, loc, cast<AffineConstantExpr>(e).getValue()));
-  }
-  return idx;
 }
 
 Value idx(OpBuilder &b, Location loc, int64_t v) {
@@ -314,7 +216,8 @@ private:
         for (int64_t i = 0; i < s.tm; ++i)
           for (int64_t j = 0; j < s.tn; ++j)
             nextAcc.push_back(
-                applyBody(ib, as[i], bs[j], inner.getRegionIterArgs()[i * s.tn + j]));
+                lockstep::applyBody(ib, c.op, as[i], bs[j],
+                                inner.getRegionIterArgs()[i * s.tn + j]));
         scf::YieldOp::create(ib, loc, nextAcc);
       }
       gpu::BarrierOp::create(lb, loc);
@@ -395,18 +298,6 @@ private:
       OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
       memref::StoreOp::create(gb, loc, v, sh.tile, ValueRange{kk, pp});
     }
-  }
-
-  /// The generic's body on (a, b, acc): its yielded value.
-  Value applyBody(OpBuilder &b, Value x, Value y, Value acc) {
-    Block *body = c.op.getBlock();
-    IRMapping map;
-    map.map(body->getArgument(0), x);
-    map.map(body->getArgument(1), y);
-    map.map(body->getArgument(2), acc);
-    for (Operation &o : body->without_terminator())
-      b.clone(o, map);
-    return map.lookupOrDefault(body->getTerminator()->getOperand(0));
   }
 };
 

@@ -472,6 +472,81 @@ def TileContractions : Pass<"lockstep-tile-contractions", "mlir::func::FuncOp"> 
                            "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
 }
 
+def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
+  let summary = "Compute each bufferized f32 contraction in register-blocked vector tiles";
+  let description = [{
+    Runs for `--target=cpu` on the bufferized step, before
+    convert-linalg-to-parallel-loops. A contraction (the generic's loop dims
+    all parallel but one reduction dim `k`, anywhere in the loop order; a
+    dim `m` read by the first input only and a dim `n` read by the second
+    only, both written; see lockstep/Reductions/Contraction.h) is rewritten
+    when its body is the contract's `math.fma` of the two inputs into the
+    output, all f32, and `n` is the last, unit-stride, index of the output
+    (its rows contiguous). The second input (the weights) is read as
+    `W[k, n]` when `n` is its last, unit-stride, index too; otherwise
+    (transposed weights, `W[n, k]`) only through the packed copy below, so
+    only when k is static and the copy fits, and the few-rows case keeps
+    the generic as it is.
+
+    The number of rows `m` (T, usually dynamic) picks the form at run
+    time, and both give the same bits. With fewer than `rows`
+    (decode), it becomes an `scf.parallel` of one dim over (batch point,
+    panel of 4096 columns): each work item streams its rows of the weights
+    once, k outermost and in increasing order, and for each row broadcasts
+    `A[m, k]` and folds it into the outputs in memory, a `vector<8xf32>` of
+    columns at a time (`out = math.fma(a, B[k, n:n+8], out)`), the last
+    columns of a panel not filling a vector one at a time with the generic's
+    scalar body. Wide panels keep each weight row one sequential stream,
+    which the hardware prefetches; the chunk dims of a partial and the
+    panels are what threads share.
+
+    Otherwise an `scf.parallel` of one dim over (batch point, column tile of
+    `cols`): a work item copies its columns of the weights `B[k, n0:n0+cols]`
+    for all k into a heap buffer `[k, cols]` (when k is static and the
+    buffer is at most 64 KiB: it is then read from cache by every row tile
+    instead of a row stride apart, where the loads of a power-of-two stride
+    fall into the same cache sets; transposed weights are copied an element
+    at a time along k), then runs its row tiles in turn. A tile of `rows` x
+    `cols` outputs is held in `vector<8xf32>` accumulators, `scf.for`
+    iter_args loaded from the output; for each k in increasing order, from
+    0, every row's `A[m, k]` is broadcast, the weights' vectors loaded, and
+    each accumulator becomes `math.fma(a, b, acc)`; at the end they are
+    stored. The last rows, fewer than `rows`, run the same loop a row at a
+    time; a column tile past the end of `n` folds each of its outputs with
+    the generic's own scalar body.
+
+    Every product is `math.fma` on vectors (operands in the body's order),
+    which lowers to `llvm.intr.fma`; not `vector.fma`, which MLIR lowers to
+    `llvm.intr.fmuladd`, free to become a product and a sum. In every case
+    each output is one lane, folded with the same fma, over the same k in
+    the same order, from its own value: the bits are those of the generic,
+    whatever the rows, tiles or threads. Chunked reductions keep their
+    chunks (a partial's chunk dim is a batch dim) and their combine, which
+    is another generic.
+
+    Any other generic is left to convert-linalg-to-parallel-loops.
+
+    Example: `Y[t, n] = fold_k fma(X[t, k], W[k, n], Y[t, n])` with
+    `rows=4 cols=16` becomes `scf.if (T < 4) { scf.parallel (%p) = (0) to
+    (ceil(N/4096)) { scf.for %k { scf.for %t { scf.for %n step 8 {...} } } }
+    } else { scf.parallel (%nt) = (0) to (ceil(N/16)) { pack; scf.for %mt
+    { scf.if (full tile) { scf.for %k iter_args(8 x vector<8xf32>) } else
+    {a row at a time} } } }`.
+  }];
+  let options = [
+    Option<"rows", "rows", "int64_t", /*default=*/"4",
+           "Rows of a register tile (outputs folded together along m)">,
+    Option<"cols", "cols", "int64_t", /*default=*/"16",
+           "Columns of a register tile, a multiple of 8 (one vector<8xf32> each 8)">,
+  ];
+  let statistics = [
+    Statistic<"numRewritten", "rewritten", "contractions computed in vector tiles">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def MapToGPU : Pass<"lockstep-map-to-gpu", "mlir::func::FuncOp"> {
   let summary = "Put every part of a bufferized step that touches data in a gpu.launch";
   let description = [{

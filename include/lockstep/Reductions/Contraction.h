@@ -1,0 +1,61 @@
+//===- Contraction.h - Recognising bufferized contractions ------*- C++ -*-===//
+//
+// A contraction is a bufferized linalg.generic of two inputs and one output
+// whose loop dims are all parallel but one reduction dim `k`: a projection
+// `X·W`, a chunk's partial of one, or a batched product. The passes that
+// give contractions a faster schedule (lockstep-tile-contractions for the
+// GPU, lockstep-cpu-microkernels for the CPU) recognise them here, and then
+// only change which thread computes an output and where its operands come
+// from: every output still folds over k in increasing order from its own
+// value, with the generic's own body.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOCKSTEP_REDUCTIONS_CONTRACTION_H
+#define LOCKSTEP_REDUCTIONS_CONTRACTION_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include <optional>
+
+namespace lockstep {
+
+/// A matched contraction: its loop dims by role.
+struct Contraction {
+  mlir::linalg::GenericOp op;
+  /// m: the parallel dim read by input 0 and not by input 1 (nearest the
+  /// end of input 0's map); n: the same for input 1; k: the reduction dim.
+  unsigned m = 0, n = 0, k = 0;
+  /// The other parallel dims, in loop order (all of them written).
+  llvm::SmallVector<unsigned> batch;
+  /// k's static extent, or ShapedType::kDynamic.
+  int64_t length = 0;
+  /// Whether k is the last index of input 0's (input 1's) map.
+  bool aKFastest = false, bKFastest = false;
+};
+
+/// `op` as a contraction: pure buffer semantics, two inputs and one output;
+/// one reduction dim and the others parallel, at least three loops; every
+/// map a projected permutation (zeros allowed); a body free of side effects,
+/// regions and `linalg.index`; k read by both inputs and not by the output;
+/// m and n found, and every parallel dim written (so no two points of the
+/// parallel dims write one output); and an output that shares no buffer
+/// with an input. Otherwise nullopt.
+std::optional<Contraction> matchContraction(mlir::linalg::GenericOp op);
+
+/// Whether `map` has loop dim `dim` among its results.
+bool readsDim(mlir::AffineMap map, unsigned dim);
+
+/// The indices of `map` with loop dim d at `dims[d]` (constant results,
+/// zeros of a broadcast, become constants).
+llvm::SmallVector<mlir::Value> indicesOf(mlir::OpBuilder &b, mlir::Location loc,
+                                         mlir::AffineMap map,
+                                         llvm::ArrayRef<mlir::Value> dims);
+
+/// The generic's body applied to (x, y, acc), cloned at `b`: its yielded
+/// value.
+mlir::Value applyBody(mlir::OpBuilder &b, mlir::linalg::GenericOp op, mlir::Value x,
+                      mlir::Value y, mlir::Value acc);
+
+} // namespace lockstep
+
+#endif

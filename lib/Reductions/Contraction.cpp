@@ -1,0 +1,131 @@
+//===- Contraction.cpp - Recognising bufferized contractions --------------===//
+#include "lockstep/Reductions/Contraction.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+using namespace mlir;
+
+namespace {
+
+Value rootOf(Value v) {
+  while (Operation *d = v.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(d)) {
+      v = view.getViewSource();
+      continue;
+    }
+    break;
+  }
+  return v;
+}
+
+/// The loop dim of `map`'s last result, if it is a dim.
+std::optional<unsigned> lastDim(AffineMap map) {
+  if (map.getNumResults() == 0)
+    return std::nullopt;
+  if (auto d = dyn_cast<AffineDimExpr>(map.getResults().back()))
+    return d.getPosition();
+  return std::nullopt;
+}
+
+/// The parallel dim read by `mine` and not by `other`, nearest the end of
+/// `mine`'s map (the most contiguous), that the output writes.
+std::optional<unsigned> ownDim(AffineMap mine, AffineMap other, AffineMap out) {
+  for (AffineExpr e : llvm::reverse(mine.getResults()))
+    if (auto d = dyn_cast<AffineDimExpr>(e))
+      if (!lockstep::readsDim(other, d.getPosition()) &&
+          lockstep::readsDim(out, d.getPosition()))
+        return d.getPosition();
+  return std::nullopt;
+}
+
+} // namespace
+
+bool lockstep::readsDim(AffineMap map, unsigned dim) {
+  for (AffineExpr e : map.getResults())
+    if (auto d = dyn_cast<AffineDimExpr>(e); d && d.getPosition() == dim)
+      return true;
+  return false;
+}
+
+std::optional<lockstep::Contraction> lockstep::matchContraction(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op->getNumResults() != 0)
+    return std::nullopt;
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  unsigned loops = iters.size();
+  std::optional<unsigned> k;
+  for (unsigned d = 0; d < loops; ++d) {
+    if (linalg::isParallelIterator(iters[d]))
+      continue;
+    if (k || !linalg::isReductionIterator(iters[d]))
+      return std::nullopt;
+    k = d;
+  }
+  if (loops < 3 || !k)
+    return std::nullopt;
+  for (AffineMap m : op.getIndexingMapsArray())
+    if (!m.isProjectedPermutation(/*allowZeroInResults=*/true))
+      return std::nullopt;
+  // The body: pure, with no index reads, yielding one value.
+  for (Operation &o : op.getBlock()->without_terminator())
+    if (isa<linalg::IndexOp>(o) || !isMemoryEffectFree(&o) || o.getNumRegions())
+      return std::nullopt;
+  Contraction c;
+  c.op = op;
+  c.k = *k;
+  AffineMap a = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap b = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!readsDim(a, c.k) || !readsDim(b, c.k) || readsDim(out, c.k))
+    return std::nullopt;
+  std::optional<unsigned> m = ownDim(a, b, out), n = ownDim(b, a, out);
+  if (!m || !n)
+    return std::nullopt;
+  c.m = *m;
+  c.n = *n;
+  for (unsigned d = 0; d < loops; ++d) {
+    if (d == c.k)
+      continue;
+    if (!readsDim(out, d))
+      return std::nullopt; // two points would write one output
+    if (d != c.m && d != c.n)
+      c.batch.push_back(d);
+  }
+  c.length = op.getStaticLoopRanges()[c.k];
+  c.aKFastest = lastDim(a) == c.k;
+  c.bKFastest = lastDim(b) == c.k;
+  // In place: one point's stores could feed another point's loads.
+  Value o = rootOf(op.getDpsInitOperand(0)->get());
+  if (o == rootOf(op.getDpsInputOperand(0)->get()) ||
+      o == rootOf(op.getDpsInputOperand(1)->get()))
+    return std::nullopt;
+  return c;
+}
+
+SmallVector<Value> lockstep::indicesOf(OpBuilder &b, Location loc, AffineMap map,
+                                       ArrayRef<Value> dims) {
+  SmallVector<Value> idx;
+  for (AffineExpr e : map.getResults()) {
+    if (auto d = dyn_cast<AffineDimExpr>(e))
+      idx.push_back(dims[d.getPosition()]);
+    else
+      idx.push_back(arith::ConstantIndexOp::create(
+          b, loc, cast<AffineConstantExpr>(e).getValue()));
+  }
+  return idx;
+}
+
+Value lockstep::applyBody(OpBuilder &b, linalg::GenericOp op, Value x, Value y, Value acc) {
+  Block *body = op.getBlock();
+  IRMapping map;
+  map.map(body->getArgument(0), x);
+  map.map(body->getArgument(1), y);
+  map.map(body->getArgument(2), acc);
+  for (Operation &o : body->without_terminator())
+    b.clone(o, map);
+  return map.lookupOrDefault(body->getTerminator()->getOperand(0));
+}

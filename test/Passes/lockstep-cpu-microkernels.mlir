@@ -1,0 +1,189 @@
+// RUN: lockstep-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(lockstep-cpu-microkernels))' | FileCheck %s
+// RUN: lockstep-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(lockstep-cpu-microkernels{rows=2 cols=8}))' | FileCheck %s --check-prefix=SMALL
+
+#x = affine_map<(t, k, n) -> (t, k)>
+#w = affine_map<(t, k, n) -> (k, n)>
+#y = affine_map<(t, k, n) -> (t, n)>
+
+// A projection Y[T, 20] = X[T, 64] W[64, 20] (k between t and n, as the
+// ONNX lowering orders it). Fewer than 4 rows: a work item per panel of
+// 4096 columns, k outermost, each row's X[t, k] broadcast and folded into
+// Y in memory 8 columns at a time, the last 4 columns one at a time with
+// the body's scalar fma. Otherwise a work item per column tile of 16: its
+// 64 x 16 weights packed, then 4 x 16 tiles in 8 vector accumulators over
+// k from 0 to 64, the last T mod 4 rows a row at a time; the second column
+// tile (columns 16 to 20, past the end) folds each output alone. The body
+// is fma(w, x, acc), so every vector fma keeps the weight first.
+// CHECK-LABEL: func.func @edge
+// CHECK: %[[T:.*]] = memref.dim %arg0, %c0
+// CHECK: %[[FEW:.*]] = arith.cmpi ult, %[[T]], %c4
+// CHECK: scf.if %[[FEW]] {
+// CHECK: arith.ceildivui %c20, %c4096
+// CHECK: scf.parallel (%[[P:.*]]) =
+// CHECK: %[[N0:.*]] = arith.muli %[[P]], %c4096
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %c64 step
+// CHECK: scf.for %[[R:.*]] = %{{.*}} to %[[T]] step
+// CHECK: %[[XV:.*]] = memref.load %arg0[%[[R]], %[[K]]]
+// CHECK: %[[XS:.*]] = vector.broadcast %[[XV]] : f32 to vector<8xf32>
+// CHECK: scf.for %[[N:.*]] = %[[N0]] to %{{.*}} step %c8
+// CHECK: %[[WV:.*]] = vector.load %arg1[%[[K]], %[[N]]] : memref<64x20xf32>, vector<8xf32>
+// CHECK: %[[YV:.*]] = vector.load %arg2[%[[R]], %[[N]]]
+// CHECK: %[[F:.*]] = math.fma %[[WV]], %[[XS]], %[[YV]] : vector<8xf32>
+// CHECK: vector.store %[[F]], %arg2[%[[R]], %[[N]]]
+// CHECK: scf.for
+// CHECK: math.fma %{{.*}}, %[[XV]], %{{.*}} : f32
+// CHECK: scf.reduce
+// CHECK: } else {
+// CHECK: arith.ceildivui %c20, %c16
+// CHECK: %[[MT:.*]] = arith.ceildivui %[[T]], %c4
+// CHECK: scf.parallel (%[[C:.*]]) =
+// CHECK: %[[C0:.*]] = arith.muli %[[C]], %c16
+// CHECK: %[[CE:.*]] = arith.addi %[[C0]], %c16
+// CHECK: %[[IN:.*]] = arith.cmpi ule, %[[CE]], %c20
+// CHECK: scf.if %[[IN]] {
+// CHECK: %[[PACK:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x16xf32>
+// CHECK: scf.for
+// CHECK-COUNT-2: vector.store %{{.*}}, %[[PACK]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[MT]] step
+// CHECK: scf.if
+// CHECK-COUNT-8: vector.load %arg2
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c64 step %{{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK-COUNT-2: vector.load %[[PACK]]
+// CHECK: vector.broadcast
+// CHECK-COUNT-2: math.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK-COUNT-3: vector.broadcast
+// CHECK: scf.yield
+// CHECK-COUNT-8: vector.store %{{.*}}, %arg2
+// CHECK: } else {
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[T]] step
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>)
+// CHECK-COUNT-2: math.fma {{.*}} : vector<8xf32>
+// CHECK: memref.dealloc %[[PACK]]
+// CHECK: } else {
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %[[T]]
+// CHECK: scf.for %{{.*}} = %[[C0]] to
+// CHECK: scf.for {{.*}} -> (f32)
+// CHECK: math.fma {{.*}} : f32
+// CHECK-NOT: linalg.generic
+// SMALL-LABEL: func.func @edge
+// SMALL: arith.cmpi ult, %{{.*}}, %c2
+// SMALL: memref.alloc() {alignment = 64 : i64} : memref<64x8xf32>
+// SMALL: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>) {
+func.func @edge(%x: memref<?x64xf32>, %w: memref<64x20xf32>, %y: memref<?x20xf32>) {
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<?x64xf32>, memref<64x20xf32>) outs(%y : memref<?x20xf32>) {
+  ^bb0(%in: f32, %wt: f32, %acc: f32):
+    %r = math.fma %wt, %in, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A chunk's partial, Y[1, T, 3, 64] = fold over k of X[1, T, 3, 256] and
+// W[3, 256, 64], k its fourth loop: the chunk dim j (and the unit dim) are
+// batch dims, so a work item is one (unit, j, panel) or (unit, j, column
+// tile), delinearized from one parallel dim with j before the columns. The
+// fold runs over k in [0, 256) within the chunk, and nothing combines
+// chunks here.
+#xp = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+#wp = affine_map<(d0, d1, d2, d3, d4) -> (d2, d3, d4)>
+#yp = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// CHECK-LABEL: func.func @partial
+// CHECK: scf.if
+// CHECK: %[[PANELS:.*]] = arith.ceildivui %c64, %c4096
+// CHECK: %[[A:.*]] = arith.muli %c1{{.*}}, %c1{{.*}}
+// CHECK: %[[B:.*]] = arith.muli %[[A]], %c3
+// CHECK: %[[ITEMS:.*]] = arith.muli %[[B]], %[[PANELS]]
+// CHECK: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%[[ITEMS]])
+// CHECK: arith.remui %[[I]], %[[PANELS]]
+// CHECK: arith.divui %[[I]], %[[PANELS]]
+// CHECK: arith.remui %{{.*}}, %c3
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c256 step
+// CHECK: } else {
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<256x16xf32>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c256 step %{{.*}} iter_args
+func.func @partial(%x: memref<1x?x3x256xf32>, %w: memref<3x256x64xf32>, %y: memref<1x?x3x64xf32>) {
+  linalg.generic {indexing_maps = [#xp, #wp, #yp],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<1x?x3x256xf32>, memref<3x256x64xf32>) outs(%y : memref<1x?x3x64xf32>) {
+  ^bb0(%in: f32, %wt: f32, %acc: f32):
+    %r = math.fma %in, %wt, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Weights transposed, W[32, 64] read as W[n, k]: with many rows the column
+// tile is packed an element at a time along k (W's contiguous index) into
+// the same [k, 16] buffer, and the tiles run as for any weights; with fewer
+// rows than a tile the generic stays as it is (no vector of columns to
+// stream).
+#xt = affine_map<(t, n, k) -> (t, k)>
+#wt = affine_map<(t, n, k) -> (n, k)>
+#yt = affine_map<(t, n, k) -> (t, n)>
+// CHECK-LABEL: func.func @transposed
+// CHECK: scf.if
+// CHECK-NEXT: linalg.generic
+// CHECK: } else {
+// CHECK: scf.parallel
+// CHECK: %[[PACK:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x16xf32>
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %c16
+// CHECK: %[[N:.*]] = arith.addi %{{.*}}, %[[J]]
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %c64
+// CHECK: %[[V:.*]] = memref.load %arg1[%[[N]], %[[K]]] : memref<32x64xf32>
+// CHECK: memref.store %[[V]], %[[PACK]][%[[K]], %[[J]]]
+// CHECK: iter_args
+// CHECK: vector.load %[[PACK]]
+// CHECK: math.fma {{.*}} : vector<8xf32>
+// CHECK-NOT: linalg.generic
+func.func @transposed(%x: memref<?x64xf32>, %w: memref<32x64xf32>, %y: memref<?x32xf32>) {
+  linalg.generic {indexing_maps = [#xt, #wt, #yt], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x64xf32>, memref<32x64xf32>) outs(%y : memref<?x32xf32>) {
+  ^bb0(%in: f32, %wv: f32, %acc: f32):
+    %r = math.fma %in, %wv, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Left to convert-linalg-to-parallel-loops: a plain sum (its body is not
+// the contract's fma), an f64 product, and transposed weights whose k is
+// dynamic (they cannot be packed).
+#xd = affine_map<(t, n, k) -> (t, k)>
+#wd = affine_map<(t, n, k) -> (n, k)>
+#wn = affine_map<(t, n, k) -> (k, n)>
+#yd = affine_map<(t, n, k) -> (t, n)>
+// CHECK-LABEL: func.func @kept
+// CHECK-NOT: vector.
+// CHECK-COUNT-3: linalg.generic
+// CHECK-NOT: vector.
+func.func @kept(%x: memref<?x64xf32>, %wk: memref<64x32xf32>, %y: memref<?x32xf32>,
+                %xd: memref<?x64xf64>, %wdd: memref<64x32xf64>, %yd: memref<?x32xf64>,
+                %xk: memref<?x?xf32>, %wt: memref<32x?xf32>) {
+  linalg.generic {indexing_maps = [#xd, #wn, #yd], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %wk : memref<?x64xf32>, memref<64x32xf32>) outs(%y : memref<?x32xf32>) {
+  ^bb0(%in: f32, %wv: f32, %acc: f32):
+    %s = arith.addf %in, %wv : f32
+    %r = arith.addf %acc, %s : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#xd, #wn, #yd], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%xd, %wdd : memref<?x64xf64>, memref<64x32xf64>) outs(%yd : memref<?x32xf64>) {
+  ^bb0(%in: f64, %wv: f64, %acc: f64):
+    %r = math.fma %in, %wv, %acc : f64
+    linalg.yield %r : f64
+  }
+  linalg.generic {indexing_maps = [#xd, #wd, #yd], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%xk, %wt : memref<?x?xf32>, memref<32x?xf32>) outs(%y : memref<?x32xf32>) {
+  ^bb0(%in: f32, %wv: f32, %acc: f32):
+    %r = math.fma %in, %wv, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
