@@ -92,7 +92,7 @@ def model_specs(quick):
 
 # What is measured (capped to a model's positions, said in the report).
 FULL = dict(prefill=[128, 512], prefill_tokens=1024, concurrency=[1, 8, 32], decode_prompt=32,
-            decode_steps=32, gemm_t=[1, 8, 32, 128, 512], gemm_seconds=0.15, gemm_rounds=3, repeat=3,
+            decode_steps=64, gemm_t=[1, 8, 32, 128, 512], gemm_seconds=0.15, gemm_rounds=3, repeat=3,
             fixture_scale=4, fixture_repeat=3)
 QUICK = dict(prefill=[32, 128], prefill_tokens=128, concurrency=[1, 8], decode_prompt=16,
              decode_steps=8, gemm_t=[8, 128], gemm_seconds=0.05, gemm_rounds=1, repeat=1,
@@ -415,7 +415,7 @@ def ls_prefill(lsa, n, length, threads):
     secs = more["wall_s"] - one["wall_s"]
     # None: below the timer's resolution (bench prints milliseconds).
     return dict(seconds=secs, tok_s=n * length / secs if secs > 0 else None,
-                steps=more["steps"], first_s=one["wall_s"])
+                steps=more["steps"], first_s=one["wall_s"], wall_s=more["wall_s"])
 
 
 def ls_decode(lsa, c, prompt, steps, threads):
@@ -423,7 +423,8 @@ def ls_decode(lsa, c, prompt, steps, threads):
     b = ls_bench(lsa, c, prompt, steps + 1, threads, c * prompt)
     secs = b["wall_s"] - a["wall_s"]
     return dict(seconds=secs, tok_s=c * steps / secs if secs > 0 else None,
-                ms_per_step=1e3 * secs / steps if secs > 0 else None, steps=b["steps"] - a["steps"])
+                ms_per_step=1e3 * secs / steps if secs > 0 else None, steps=b["steps"] - a["steps"],
+                prefill_wall_s=a["wall_s"], wall_s=b["wall_s"])
 
 
 def ls_generate(lsa, prompts, new, threads, work):
@@ -656,6 +657,12 @@ def fx(a, b):
     return "n/a" if a is None or b is None else f"{a / b:.2f}x"
 
 
+def pair_range(rs):
+    """The range of Lockstep / onnxruntime over the back-to-back pairs."""
+    v = [r["lockstep_tok_s"] / r["ort_tok_s"] for r in rs if r["lockstep_tok_s"]]
+    return f"{min(v):.2f}-{max(v):.2f}" if len(v) > 1 else ""
+
+
 def took(s):
     return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} min"
 
@@ -714,10 +721,11 @@ def report(env, models, res, quick, cfg):
               f"Each figure is the median of {cfg['repeat']} measurements. With 2 threads onnxruntime runs "
               "twice, with its pool threads spinning between ops (its default) and not "
               "(`session.intra_op.allow_spinning=0`), and the faster counts: on a shared machine spinning "
-              "threads compete with the other work for the cores.", "",
+              "threads compete with the other work for the cores. The ratio is of the medians; `pairs` is "
+              "its range over the back-to-back pairs of measurements.", "",
               "| model | case | threads | onnxruntime tok/s | onnxruntime, last-position lm_head | "
-              "Lockstep tok/s | Lockstep / onnxruntime |",
-              "|---|---|---:|---:|---:|---:|---:|"]
+              "Lockstep tok/s | Lockstep / onnxruntime | pairs |",
+              "|---|---|---:|---:|---:|---:|---:|---:|"]
         for m in models:
             for threads in sorted({r["threads"] for r in pre + dec}):
                 for length in sorted({r["length"] for r in pre if r["model"] == m["model"]}):
@@ -731,7 +739,7 @@ def report(env, models, res, quick, cfg):
                     what = f"prefill {length}" + (f" (asked {asked}; {m['max_context']} positions)"
                                                   if asked != length else "")
                     L.append(f"| `{m['model']}` | {what} | {threads} | {fr(o)} | {fr(ol)} | {fr(ls)} | "
-                             f"**{fx(ls, o)}** |")
+                             f"**{fx(ls, o)}** | {pair_range(rs)} |")
                 for c in sorted({r["concurrency"] for r in dec if r["model"] == m["model"]}):
                     rs = [r for r in dec if r["model"] == m["model"] and r["threads"] == threads
                           and r["concurrency"] == c]
@@ -741,7 +749,7 @@ def report(env, models, res, quick, cfg):
                     what = f"decode x{c}" + (f" (prompt {rs[0]['prompt']}, {rs[0]['steps']} steps)"
                                              if rs[0]["prompt"] != cfg["decode_prompt"] or
                                              rs[0]["steps"] != cfg["decode_steps"] else "")
-                    L.append(f"| `{m['model']}` | {what} | {threads} | {fr(o)} | | {fr(ls)} | **{fx(ls, o)}** |")
+                    L.append(f"| `{m['model']}` | {what} | {threads} | {fr(o)} | | {fr(ls)} | **{fx(ls, o)}** | {pair_range(rs)} |")
         L.append("")
         L += ["Decode step times (ms a step, the steps only):", "",
               "| model | threads | " + " | ".join(f"x{c} onnxruntime | x{c} Lockstep"
@@ -786,15 +794,43 @@ def report(env, models, res, quick, cfg):
               "The same Lockstep cases, compiled with the adaptive negative control (reductions folded "
               "whole at 4 rows or more, split in chunks of 16 below: the split chosen from the batch, as "
               "ordinary stacks do; not batch-invariant). Cost = adaptive tokens/s over canonical tokens/s "
-              "less 1: what the invariant form costs (negative: the control is slower).", "",
-              "| model | case | threads | canonical tok/s | adaptive tok/s | cost |", "|---|---|---:|---:|---:|---:|"]
-        for r in inv:
-            what = f"prefill {r['length']}" if r["bench"] == "prefill" else f"decode x{r['concurrency']}"
-            a = r["adaptive"]["tok_s"]
-            L.append(f"| `{r['model']}` | {what} | {r['threads']} | {fr(r['lockstep_tok_s'])} | {fr(a)} | "
-                     + (f"{(a / r['lockstep_tok_s'] - 1) * 100:+.1f}% |" if a and r['lockstep_tok_s'] else "n/a |"))
+              "less 1: what the invariant form costs (negative: the control is slower); medians of the "
+              "measurements, and the range of the back-to-back pairs' costs.", "",
+              "| model | case | threads | canonical tok/s | adaptive tok/s | cost | pairs |",
+              "|---|---|---:|---:|---:|---:|---:|"]
+        for (model, what, threads), rs in grouped(inv).items():
+            c = med(rs, lambda r: r["lockstep_tok_s"])
+            a = med(rs, lambda r: r["adaptive"]["tok_s"])
+            pairs = [r["adaptive"]["tok_s"] / r["lockstep_tok_s"] - 1 for r in rs
+                     if r["adaptive"]["tok_s"] and r["lockstep_tok_s"]]
+            spread = (f"{min(pairs) * 100:+.0f}% to {max(pairs) * 100:+.0f}%" if len(pairs) > 1 else "")
+            L.append(f"| `{model}` | {what} | {threads} | {fr(c)} | {fr(a)} | "
+                     + (f"{(a / c - 1) * 100:+.1f}% |" if a and c else "n/a |") + f" {spread} |")
+        L.append("")
+    ga = [r for r in g if "adaptive_s" in r]
+    if ga:
+        L += ["The same comparison on the GEMMs alone (the table's last column): the median of adaptive / "
+              "canonical time over the shapes: 0.95 means that the control's whole fold takes 5% less time "
+              "than the canonical chunks (the partials, then their combine).", "",
+              "| rows T | threads | GEMMs | median adaptive / canonical time | range |", "|---|---:|---:|---:|---:|"]
+        for label, sel in (("1 (the control splits in chunks of 16)", lambda t: t == 1),
+                           ("8 to 32", lambda t: 1 < t < 128), ("128 and more", lambda t: t >= 128)):
+            for threads in sorted({r["threads"] for r in ga}):
+                v = [r["adaptive_s"] / r["lockstep_s"] for r in ga if sel(r["t"]) and r["threads"] == threads]
+                if v:
+                    L.append(f"| {label} | {threads} | {len(v)} | {statistics.median(v):.2f} | "
+                             f"{min(v):.2f}-{max(v):.2f} |")
         L.append("")
     return "\n".join(L)
+
+
+def grouped(recs):
+    """Serving records by (model, case, threads), in their order."""
+    out = {}
+    for r in recs:
+        what = f"prefill {r['length']}" if r["bench"] == "prefill" else f"decode x{r['concurrency']}"
+        out.setdefault((r["model"], what, r["threads"]), []).append(r)
+    return out
 
 
 def breakdown(models, res):
@@ -808,18 +844,20 @@ def breakdown(models, res):
             continue
         spec = dict(kind=m["kind"], config=m["config"])
         shapes = gemm_shapes(spec)
-        cases = [(f"prefill {r['length']}", r, r["length"], 1, 1e3 * r["length"] / r["lockstep_tok_s"]
-                  if r["lockstep_tok_s"] else None, 1e3 * r["length"] / r["ort_tok_s"])
-                 for r in res.get("prefill", []) if r["model"] == m["model"]]
-        cases += [(f"decode x{r['concurrency']}", r, r["concurrency"], r["concurrency"],
-                   r["lockstep"]["ms_per_step"], r["ort_ms_per_step"])
-                  for r in res.get("decode", []) if r["model"] == m["model"]]
-        seen = set()
-        for what, r, t, head_rows, ls_ms, ort_ms in cases:
-            key = (what, r["threads"])
-            if key in seen or ls_ms is None:
+        recs = [r for r in res.get("prefill", []) + res.get("decode", []) if r["model"] == m["model"]]
+        for (_, what, threads), rs in grouped(recs).items():
+            r = rs[0]
+            if r["bench"] == "prefill":
+                t, head_rows = r["length"], 1
+                ls = med(rs, lambda x: x["lockstep_tok_s"])
+                ls_ms = 1e3 * t / ls if ls else None
+                ort_ms = 1e3 * t / med(rs, lambda x: x["ort_tok_s"])
+            else:
+                t = head_rows = r["concurrency"]
+                ls_ms = med(rs, lambda x: x["lockstep"]["ms_per_step"])
+                ort_ms = med(rs, lambda x: x["ort_ms_per_step"])
+            if ls_ms is None:
                 continue
-            seen.add(key)
             ls_mm = blas_mm = 0.0
             ok = True
             for name, k, n, count in shapes:
