@@ -85,7 +85,10 @@ ScheduleSetup lockstep::rt::drawSchedule(uint64_t campaignSeed, int64_t index,
   // token budget that feeds all of them a chunk), so that steps hold all of
   // the campaign's requests, however many: the widest batches, where a
   // backend would be tempted to split differently. Chunk sizes stay random.
-  if (knobs.chance(0.25)) {
+  // Every fourth schedule is wide whatever the draw, so that a campaign of
+  // four schedules or more always has one.
+  bool wide = knobs.chance(0.25);
+  if (wide || index % 4 == 3) {
     int64_t n = std::max<int64_t>(int64_t(requests.size()), 1);
     s.kvBlocks = std::max(total, least);
     s.scheduler.maxSeqs = n;

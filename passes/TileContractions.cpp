@@ -42,13 +42,24 @@ struct TileShape {
   int64_t threads() const { return tx * ty; }
 };
 
-/// Many rows (prefill): 64x64 tiles, each thread 4x4 outputs.
-constexpr TileShape kWide{16, 16, 4, 4, 16};
-/// Few rows (decode): 16x64 tiles, 64 values of k a step, so that a block
-/// keeps 16 KiB of the weights in flight.
-constexpr TileShape kNarrow{64, 4, 4, 1, 64};
-/// Rows above which the wide tiles are taken.
-constexpr int64_t kWideRows = 64;
+/// The tile shapes, from the most rows up; the host takes the first whose
+/// row limit holds the call's rows.
+struct ShapeChoice {
+  int64_t maxRows; // 0: no limit
+  TileShape shape;
+};
+constexpr ShapeChoice kShapes[] = {
+    // One row (a decode step of one request): 64 columns, a thread each,
+    // 64 values of k a step (each thread stages 64 of the weights).
+    {1, {64, 1, 1, 1, 64}},
+    // Up to 8 rows: 8x64 tiles, each thread 4 rows of one column.
+    {8, {64, 2, 4, 1, 64}},
+    // Up to 64 rows: 16x64 tiles, 64 values of k a step, so that a block
+    // keeps 16 KiB of the weights in flight.
+    {64, {64, 4, 4, 1, 64}},
+    // Many rows (prefill): 64x64 tiles, each thread 4x4 outputs.
+    {0, {16, 16, 4, 4, 16}},
+};
 constexpr int64_t kMaxGridZ = 65535;
 
 /// A matched contraction: its loop dims by role.
@@ -260,15 +271,33 @@ private:
         init.push_back(guardedLoad(b, loc, in, out, outIndex(b, i, j)));
       }
     Value tid = arith::AddIOp::create(b, loc, tx, arith::MulIOp::create(b, loc, ty, cst(s.tx)));
-    auto outer = scf::ForOp::create(b, loc, cst(0), cst(c.length), cst(bk), init);
+    // Software pipelining: the values of the next step's tiles are loaded
+    // into registers while this step's are folded, so that every load of a
+    // step is in flight at once and behind the arithmetic. The carried
+    // values are the outputs' accumulators, then A's and B's shares.
+    Share shareA{0, aTile, c.m, s.bm(), c.aKFastest, m0};
+    Share shareB{1, bTile, c.n, s.bn(), c.bKFastest, n0};
+    SmallVector<Value> carried(init);
+    SmallVector<Value> firstA = loadShare(b, loc, shareA, tid, cst(0), dims);
+    SmallVector<Value> firstB = loadShare(b, loc, shareB, tid, cst(0), dims);
+    carried.append(firstA);
+    carried.append(firstB);
+    size_t nAcc = init.size(), nA = firstA.size();
+    auto outer = scf::ForOp::create(b, loc, cst(0), cst(c.length), cst(bk), carried);
     {
       OpBuilder lb = OpBuilder::atBlockBegin(outer.getBody());
       Value k0 = outer.getInductionVar();
-      stage(lb, loc, 0, aTile, tid, m0, c.m, s.bm(), c.aKFastest, k0, dims);
-      stage(lb, loc, 1, bTile, tid, n0, c.n, s.bn(), c.bKFastest, k0, dims);
+      ValueRange args = outer.getRegionIterArgs();
+      storeShare(lb, loc, shareA, tid, args.slice(nAcc, nA));
+      storeShare(lb, loc, shareB, tid, args.slice(nAcc + nA, args.size() - nAcc - nA));
       gpu::BarrierOp::create(lb, loc);
+      // The next step's k (the last step loads its own again: in range).
+      Value next = arith::MinUIOp::create(lb, loc, arith::AddIOp::create(lb, loc, k0, idx(lb, loc, bk)),
+                                          idx(lb, loc, c.length - bk));
+      SmallVector<Value> nextA = loadShare(lb, loc, shareA, tid, next, dims);
+      SmallVector<Value> nextB = loadShare(lb, loc, shareB, tid, next, dims);
       auto inner = scf::ForOp::create(lb, loc, idx(lb, loc, 0), idx(lb, loc, bk), idx(lb, loc, 1),
-                                      outer.getRegionIterArgs());
+                                      args.take_front(nAcc));
       {
         OpBuilder ib = OpBuilder::atBlockBegin(inner.getBody());
         Value kk = inner.getInductionVar();
@@ -281,14 +310,18 @@ private:
           bs.push_back(memref::LoadOp::create(
               ib, loc, bTile,
               ValueRange{kk, arith::AddIOp::create(ib, loc, tx, idx(ib, loc, j * s.tx))}));
-        SmallVector<Value> next;
+        SmallVector<Value> nextAcc;
         for (int64_t i = 0; i < s.tm; ++i)
           for (int64_t j = 0; j < s.tn; ++j)
-            next.push_back(applyBody(ib, as[i], bs[j], inner.getRegionIterArgs()[i * s.tn + j]));
-        scf::YieldOp::create(ib, loc, next);
+            nextAcc.push_back(
+                applyBody(ib, as[i], bs[j], inner.getRegionIterArgs()[i * s.tn + j]));
+        scf::YieldOp::create(ib, loc, nextAcc);
       }
       gpu::BarrierOp::create(lb, loc);
-      scf::YieldOp::create(lb, loc, inner.getResults());
+      SmallVector<Value> yielded(inner.getResults());
+      yielded.append(nextA);
+      yielded.append(nextB);
+      scf::YieldOp::create(lb, loc, yielded);
     }
     for (int64_t i = 0; i < s.tm; ++i)
       for (int64_t j = 0; j < s.tn; ++j) {
@@ -299,29 +332,68 @@ private:
       }
   }
 
-  /// Copies the tile [k0, k0 + bk) x [p0, p0 + extent) of input `which`
-  /// (its own dim `own`) into `tile[k][p]`, zeros past the dim's end; each
-  /// thread copies elements tid, tid + 256, ..., in the order that reads
-  /// the input's last dim fastest.
-  void stage(OpBuilder &b, Location loc, unsigned which, Value tile, Value tid, Value p0,
-             unsigned own, int64_t extent, bool kFastest, Value k0, ArrayRef<Value> batchDims) {
-    auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v).getResult(); };
-    Value input = c.op.getDpsInputOperand(which)->get();
-    AffineMap map = c.op.getMatchingIndexingMap(c.op.getDpsInputOperand(which));
-    int64_t total = bk * extent;
-    for (int64_t e0 = 0; e0 < total; e0 += s.threads()) {
-      Value e = arith::AddIOp::create(b, loc, tid, cst(e0));
-      int64_t fast = kFastest ? bk : extent;
-      Value lo = arith::RemUIOp::create(b, loc, e, cst(fast));
-      Value hi = arith::DivUIOp::create(b, loc, e, cst(fast));
-      Value kk = kFastest ? lo : hi, pp = kFastest ? hi : lo;
-      Value p = arith::AddIOp::create(b, loc, p0, pp);
+  /// One input's tile: [k0, k0 + bk) x [p0, p0 + extent) of input `which`
+  /// (its own dim `own`), kept as tile[k][p]. Each thread copies elements
+  /// tid, tid + threads, ..., in the order that reads the input's last dim
+  /// fastest, zeros past the dim's end.
+  struct Share {
+    unsigned which;
+    Value tile;
+    unsigned own;
+    int64_t extent;
+    bool kFastest;
+    Value p0;
+  };
+
+  /// Element e0 + tid of `sh`'s tile: its (k, p) in the tile, and whether
+  /// it is in the tile (only the last slot can pass its end).
+  std::tuple<Value, Value, Value> slot(OpBuilder &b, Location loc, const Share &sh, Value tid,
+                                       int64_t e0) {
+    int64_t total = bk * sh.extent;
+    Value e = arith::AddIOp::create(b, loc, tid, idx(b, loc, e0));
+    int64_t fast = sh.kFastest ? bk : sh.extent;
+    Value lo = arith::RemUIOp::create(b, loc, e, idx(b, loc, fast));
+    Value hi = arith::DivUIOp::create(b, loc, e, idx(b, loc, fast));
+    Value inTile;
+    if (e0 + s.threads() > total)
+      inTile = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, e, idx(b, loc, total));
+    return sh.kFastest ? std::tuple{lo, hi, inTile} : std::tuple{hi, lo, inTile};
+  }
+
+  /// This thread's share of `sh`'s tile at k0, loaded (all loads first, so
+  /// that they are in flight together).
+  SmallVector<Value> loadShare(OpBuilder &b, Location loc, const Share &sh, Value tid, Value k0,
+                               ArrayRef<Value> batchDims) {
+    Value input = c.op.getDpsInputOperand(sh.which)->get();
+    AffineMap map = c.op.getMatchingIndexingMap(c.op.getDpsInputOperand(sh.which));
+    SmallVector<Value> values;
+    for (int64_t e0 = 0; e0 < bk * sh.extent; e0 += s.threads()) {
+      auto [kk, pp, inTile] = slot(b, loc, sh, tid, e0);
+      Value p = arith::AddIOp::create(b, loc, sh.p0, pp);
       SmallVector<Value> d(batchDims);
-      d[own] = p;
+      d[sh.own] = p;
       d[c.k] = arith::AddIOp::create(b, loc, k0, kk);
-      Value in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, p, sizes[own]);
-      Value v = guardedLoad(b, loc, in, input, indicesOf(b, loc, map, d));
-      memref::StoreOp::create(b, loc, v, tile, ValueRange{kk, pp});
+      Value in = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, p, sizes[sh.own]);
+      if (inTile)
+        in = arith::AndIOp::create(b, loc, in, inTile);
+      values.push_back(guardedLoad(b, loc, in, input, indicesOf(b, loc, map, d)));
+    }
+    return values;
+  }
+
+  /// Stores the values of loadShare into the tile.
+  void storeShare(OpBuilder &b, Location loc, const Share &sh, Value tid, ValueRange values) {
+    int64_t e0 = 0;
+    for (Value v : values) {
+      auto [kk, pp, inTile] = slot(b, loc, sh, tid, e0);
+      e0 += s.threads();
+      if (!inTile) {
+        memref::StoreOp::create(b, loc, v, sh.tile, ValueRange{kk, pp});
+        continue;
+      }
+      auto guard = scf::IfOp::create(b, loc, inTile, /*withElse=*/false);
+      OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
+      memref::StoreOp::create(gb, loc, v, sh.tile, ValueRange{kk, pp});
     }
   }
 
@@ -373,13 +445,19 @@ struct TileContractionsPass
                                  cmp(arith::CmpIPredicate::ule, gridZ, cst(kMaxGridZ)));
     auto branch = scf::IfOp::create(b, loc, take, /*withElse=*/true);
     OpBuilder tb = OpBuilder::atBlockBegin(&branch.getThenRegion().front());
-    Value wide = arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::ugt, sizes[c.m],
-                                       arith::ConstantIndexOp::create(tb, loc, kWideRows));
-    auto shape = scf::IfOp::create(tb, loc, wide, /*withElse=*/true);
-    OpBuilder wb = OpBuilder::atBlockBegin(&shape.getThenRegion().front());
-    Tiler(c, sizes, kWide).build(wb, loc, gridZ);
-    OpBuilder nb = OpBuilder::atBlockBegin(&shape.getElseRegion().front());
-    Tiler(c, sizes, kNarrow).build(nb, loc, gridZ);
+    // The shapes as a chain of ifs on the rows: rows <= limit ? shape : next.
+    for (const ShapeChoice &choice : kShapes) {
+      if (choice.maxRows == 0) {
+        Tiler(c, sizes, choice.shape).build(tb, loc, gridZ);
+        break;
+      }
+      Value fits = arith::CmpIOp::create(tb, loc, arith::CmpIPredicate::ule, sizes[c.m],
+                                         arith::ConstantIndexOp::create(tb, loc, choice.maxRows));
+      auto pick = scf::IfOp::create(tb, loc, fits, /*withElse=*/true);
+      OpBuilder sb = OpBuilder::atBlockBegin(&pick.getThenRegion().front());
+      Tiler(c, sizes, choice.shape).build(sb, loc, gridZ);
+      tb = OpBuilder::atBlockBegin(&pick.getElseRegion().front());
+    }
     op->moveBefore(branch.getElseRegion().front().getTerminator());
     ++numTiled;
   }

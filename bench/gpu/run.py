@@ -16,11 +16,19 @@ section) with the date, GPU, driver and commit:
            requests (prompt 128, 128 new tokens), and prefill of 8 prompts of
            512; the weights read per second at 1 request against the copy
            bandwidth;
+  nographs the same `bench` at 1 and 64 requests with LOCKSTEP_CUDA_GRAPHS=0
+           (every kernel launched by the host, as before CUDA graphs);
   hf       HF transformers LlamaForCausalLM, fp32, eager, on the same
-           weights, the same shapes, in the same run.
+           weights, the same shapes, in the same run;
+  hfc      the same with a static KV cache and torch.compile(mode=
+           "reduce-overhead") (CUDA graphs), at 1 and 8 requests, in a
+           child process given --hfc-timeout seconds (compiling takes
+           minutes); what did not finish is reported as such. The tables
+           compare with the faster HF configuration measured.
 
-usage: bench/gpu/run.py BUNDLE_DIR --out REPORT.md [--only copy,gemm,serve,hf]
-                        [--log FILE]
+usage: bench/gpu/run.py BUNDLE_DIR --out REPORT.md
+                        [--only copy,gemm,serve,nographs,adaptive,hf,hfc]
+                        [--json FILE] [--hfc-timeout S]
 """
 import argparse
 import datetime
@@ -39,6 +47,7 @@ import llama1b  # noqa: E402
 
 GEMM_T = [1, 16, 64, 512, 2048]
 CONCURRENCY = [1, 8, 64]
+COMPILED_CONCURRENCY = [1, 8]
 PROMPT, NEW, PREFILL_PROMPT, PREFILL_REQUESTS = 128, 128, 512, 8
 
 
@@ -134,20 +143,26 @@ def parse_bench(text):
                 fed_per_s=float(fed), ms_per_step=float(ms))
 
 
-def serve(bundle, run_tool, artifact="llama1b.lsa"):
+def serve(bundle, run_tool, artifact="llama1b.lsa", concurrency=CONCURRENCY, prefill=True,
+          env=None):
     lsa = os.path.join(bundle, artifact)
     out = {}
-    for c in CONCURRENCY:
+    for c in concurrency:
         p = sh([run_tool, "bench", lsa, "--device", "cuda", "--only", "batched", "--requests",
-                str(c), "--prompt-len", str(PROMPT), "--max-new-tokens", str(NEW)])
+                str(c), "--prompt-len", str(PROMPT), "--max-new-tokens", str(NEW)], env=env)
         out[f"gen{c}"] = parse_bench(p.stdout)
-        log(artifact, c, json.dumps(out[f"gen{c}"]))
-    p = sh([run_tool, "bench", lsa, "--device", "cuda", "--only", "batched", "--requests",
-            str(PREFILL_REQUESTS), "--prompt-len", str(PREFILL_PROMPT), "--max-new-tokens", "1",
-            "--token-budget", str(PREFILL_PROMPT)])
-    out["prefill"] = parse_bench(p.stdout)
-    log(artifact, "prefill", json.dumps(out["prefill"]))
+        log(artifact, c, json.dumps(out[f"gen{c}"]), launches_line(p.stdout))
+    if prefill:
+        p = sh([run_tool, "bench", lsa, "--device", "cuda", "--only", "batched", "--requests",
+                str(PREFILL_REQUESTS), "--prompt-len", str(PREFILL_PROMPT), "--max-new-tokens", "1",
+                "--token-budget", str(PREFILL_PROMPT)], env=env)
+        out["prefill"] = parse_bench(p.stdout)
+        log(artifact, "prefill", json.dumps(out["prefill"]), launches_line(p.stdout))
     return out
+
+
+def launches_line(text):
+    return next((l for l in text.splitlines() if l.startswith("cuda launches")), "")
 
 
 def hf(onnx_path):
@@ -183,6 +198,58 @@ def hf(onnx_path):
     return out
 
 
+def hf_compiled(onnx_path):
+    """HF with a static cache and torch.compile(mode="reduce-overhead"): CUDA
+    graphs of the decode step. Run in a child process (see hf_compiled_child)."""
+    import torch
+    from transformers import LlamaForCausalLM
+    torch.backends.cuda.matmul.allow_tf32 = False
+    cfg = llama1b.hf_config()
+    with torch.device("cuda"):
+        model = LlamaForCausalLM(cfg)
+    model.load_state_dict(llama1b.hf_state_dict(onnx_path))
+    model = model.to("cuda", torch.float32).eval()
+    model.generation_config.cache_implementation = "static"
+    model.forward = torch.compile(model.forward, mode="reduce-overhead", fullgraph=True)
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for c in COMPILED_CONCURRENCY:
+            ids = torch.randint(0, cfg.vocab_size, (c, PROMPT), generator=g).cuda()
+            kw = dict(max_new_tokens=NEW, min_new_tokens=NEW, do_sample=False,
+                      pad_token_id=0, eos_token_id=None)
+            t0 = time.time()
+            for _ in range(2):  # compiles, then captures the graphs
+                model.generate(ids, **kw)
+            torch.cuda.synchronize()
+            warm = time.time() - t0
+            t0 = time.time()
+            model.generate(ids, **kw)
+            torch.cuda.synchronize()
+            secs = time.time() - t0
+            # One line a concurrency, read by the parent as it comes.
+            print("HFC " + json.dumps(dict(c=c, wall_s=secs, generated_per_s=c * NEW / secs,
+                                           warmup_s=warm)), flush=True)
+
+
+def hf_compiled_child(onnx_path, timeout):
+    out = {}
+    try:
+        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--hfc-child", onnx_path],
+                           capture_output=True, text=True, timeout=timeout)
+        text, note = p.stdout, "" if p.returncode == 0 else f"exit {p.returncode}: {p.stderr[-2000:]}"
+    except subprocess.TimeoutExpired as e:
+        text = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        note = f"stopped after {timeout} s"
+    for line in text.splitlines():
+        if line.startswith("HFC "):
+            r = json.loads(line[4:])
+            out[f"gen{r['c']}"] = r
+    if note:
+        out["note"] = note
+    log("hf compiled", json.dumps(out)[:3000])
+    return out
+
+
 def report(path, env, res):
     L = [f"## GPU ({env['date']}, {env['gpu']}, driver {env['driver']}, commit {env['commit']})", ""]
     L.append("Measured by `bench/gpu/run.py` on the GPU machine (bundle from `bench/gpu/prepare.py`).")
@@ -209,18 +276,34 @@ def report(path, env, res):
               f"(hidden {c['hidden']}, {c['layers']} layers, GQA {c['heads']}/{c['kv_heads']}, vocab {c['vocab']}), fp32", "",
               f"Prompt {PROMPT}, {NEW} new tokens, greedy; generated tokens per second over the whole run "
               f"(prefill included). Prefill: {PREFILL_REQUESTS} prompts of {PREFILL_PROMPT}.", "",
-              "| concurrency | Lockstep tok/s | Lockstep ms/step | HF eager tok/s | Lockstep / HF |",
-              "|---:|---:|---:|---:|---:|"]
+              "| concurrency | Lockstep tok/s | Lockstep ms/step | HF eager tok/s | HF compiled tok/s | Lockstep / faster HF |",
+              "|---:|---:|---:|---:|---:|---:|"]
+        hc = res.get("hfc") or {}
         for cc in CONCURRENCY:
             ls = s.get(f"gen{cc}") if s else None
             hh = h.get(f"gen{cc}") if h else None
+            cc_ = hc.get(f"gen{cc}")
+            comp = f"{cc_['generated_per_s']:.1f}" if cc_ else ("not run" if cc not in COMPILED_CONCURRENCY or not hc else "did not finish")
+            best = max([x["generated_per_s"] for x in (hh, cc_) if x] or [0])
             L.append(f"| {cc} | {ls['generated_per_s']:.1f} | {ls['ms_per_step']:.2f} | "
-                     f"{hh['generated_per_s']:.1f} | {ls['generated_per_s'] / hh['generated_per_s']:.2f}x |"
-                     if ls and hh else f"| {cc} | {ls and ls['generated_per_s']} | | {hh and hh['generated_per_s']} | |")
+                     f"{hh['generated_per_s']:.1f} | {comp} | {ls['generated_per_s'] / best:.2f}x |"
+                     if ls and hh else f"| {cc} | {ls and ls['generated_per_s']} | | {hh and hh['generated_per_s']} | {comp} | |")
         if s and h:
             L.append(f"| prefill | {s['prefill']['fed_per_s']:.0f} (fed/s) | {s['prefill']['ms_per_step']:.2f} | "
-                     f"{h['prefill']['fed_per_s']:.0f} | {s['prefill']['fed_per_s'] / h['prefill']['fed_per_s']:.2f}x |")
+                     f"{h['prefill']['fed_per_s']:.0f} | not run | {s['prefill']['fed_per_s'] / h['prefill']['fed_per_s']:.2f}x |")
         L.append("")
+        if hc.get("note"):
+            L += [f"HF compiled: {hc['note'].splitlines()[0] if hc['note'] else ''}.", ""]
+        ng = res.get("nographs")
+        if s and ng:
+            L += ["CUDA graphs (LaunchGraph.h) against every kernel launched by the host "
+                  "(LOCKSTEP_CUDA_GRAPHS=0), same bundle:", "",
+                  "| concurrency | with graphs tok/s | without tok/s | ratio |", "|---:|---:|---:|---:|"]
+            for cc in CONCURRENCY:
+                if f"gen{cc}" in ng:
+                    x, y = s[f"gen{cc}"]["generated_per_s"], ng[f"gen{cc}"]["generated_per_s"]
+                    L.append(f"| {cc} | {x:.1f} | {y:.1f} | {x / y:.2f}x |")
+            L.append("")
         if s and bw:
             weights = env.get("weight_bytes", 0)
             step = s["gen1"]["ms_per_step"] * 1e-3
@@ -244,8 +327,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("bundle")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", default="copy,gemm,serve,adaptive,hf")
+    ap.add_argument("--only", default="copy,gemm,serve,nographs,adaptive,hf,hfc")
     ap.add_argument("--json", help="also write every measurement here")
+    ap.add_argument("--hfc-timeout", type=int, default=300)
+    if len(sys.argv) == 3 and sys.argv[1] == "--hfc-child":
+        hf_compiled(sys.argv[2])
+        return
     args = ap.parse_args()
     only = set(args.only.split(","))
     manifest = json.load(open(os.path.join(args.bundle, "manifest.json")))
@@ -261,7 +348,7 @@ def main():
     if "gemm" in only:
         res["gemm"] = gemm(args.bundle, [tuple(s) for s in manifest["gemm"]], run_tool)
     onnx_path = None
-    if only & {"serve", "hf", "adaptive"} and manifest.get("model"):
+    if only & {"serve", "hf", "hfc", "adaptive", "nographs"} and manifest.get("model"):
         onnx_path = ensure_model(manifest)
         c = llama1b.CONFIG
         h, v = c["hidden"], c["vocab"]
@@ -273,8 +360,13 @@ def main():
             res["serve"] = serve(args.bundle, run_tool)
         if "adaptive" in only and os.path.exists(os.path.join(args.bundle, "llama1b_adaptive.lsa")):
             res["adaptive"] = serve(args.bundle, run_tool, "llama1b_adaptive.lsa")
+        if "nographs" in only:
+            res["nographs"] = serve(args.bundle, run_tool, concurrency=[1, 64], prefill=False,
+                                    env=dict(os.environ, LOCKSTEP_CUDA_GRAPHS="0"))
         if "hf" in only:
             res["hf"] = hf(onnx_path)
+        if "hfc" in only:
+            res["hfc"] = hf_compiled_child(onnx_path, args.hfc_timeout)
     if args.json:
         json.dump(dict(env=env, results=res), open(args.json, "w"), indent=1)
     report(args.out, env, res)

@@ -241,34 +241,10 @@ bool getCount(const Json &j, const char *key, size_t &out, const std::string &wh
 
 static bool loadDecoderAt(const Json &j, std::unique_ptr<Decoder> &out, std::string &error,
                           int depth) {
-  if (depth > kMaxNesting) {
-    error = jsonError("decoder: Sequences nested more than " + std::to_string(kMaxNesting) + " deep");
-    return false;
-  }
-  out.reset();
-  if (j.is_null())
-    return true;
-  if (!j.is_object()) {
-    error = jsonError("'decoder' must be an object or null");
-    return false;
-  }
+  bool ok = false;
+  if (loadCommon<SequenceDecoder>(j, "decoder", "decoders", out, error, depth, loadDecoderAt, ok))
+    return ok;
   std::string type = typeOf(j);
-  if (type == "Sequence") {
-    auto seq = std::make_unique<SequenceDecoder>();
-    if (!j.contains("decoders") || !j["decoders"].is_array()) {
-      error = jsonError("decoder Sequence: 'decoders' must be an array");
-      return false;
-    }
-    for (const Json &part : j["decoders"]) {
-      std::unique_ptr<Decoder> p;
-      if (!loadDecoderAt(part, p, error, depth + 1))
-        return false;
-      if (p)
-        seq->parts.push_back(std::move(p));
-    }
-    out = std::move(seq);
-    return true;
-  }
   if (type == "ByteLevel") {
     out = std::make_unique<ByteLevelDecoder>();
     return true;

@@ -117,12 +117,16 @@ static bool loadNormalizerAt(const Json &j, std::unique_ptr<Normalizer> &out, st
     return true;
   }
   if (type == "Lowercase") {
+    if (!requireIcu("normalizer Lowercase", error))
+      return false;
     out = std::make_unique<LowercaseNormalizer>();
     return true;
   }
   for (auto [name, form] : {std::pair{"NFC", UnicodeForm::NFC}, {"NFD", UnicodeForm::NFD},
                             {"NFKC", UnicodeForm::NFKC}, {"NFKD", UnicodeForm::NFKD}}) {
     if (type == name) {
+      if (!requireIcu("normalizer " + type, error))
+        return false;
       auto f = std::make_unique<FormNormalizer>();
       f->form = form;
       std::string probe = "e\xCC\x81";

@@ -187,34 +187,11 @@ std::unique_ptr<RegexSplitter> regexSplitter(const std::string &pattern, SplitBe
 
 static bool loadPreTokenizerAt(const Json &j, std::unique_ptr<PreTokenizer> &out, std::string &error,
                                int depth) {
-  if (depth > kMaxNesting) {
-    error = jsonError("pre_tokenizer: Sequences nested more than " + std::to_string(kMaxNesting) + " deep");
-    return false;
-  }
-  out.reset();
-  if (j.is_null())
-    return true;
-  if (!j.is_object()) {
-    error = jsonError("'pre_tokenizer' must be an object or null");
-    return false;
-  }
+  bool ok = false;
+  if (loadCommon<SequencePreTokenizer>(j, "pre_tokenizer", "pretokenizers", out, error, depth,
+                                       loadPreTokenizerAt, ok))
+    return ok;
   std::string type = typeOf(j);
-  if (type == "Sequence") {
-    auto seq = std::make_unique<SequencePreTokenizer>();
-    if (!j.contains("pretokenizers") || !j["pretokenizers"].is_array()) {
-      error = jsonError("pre_tokenizer Sequence: 'pretokenizers' must be an array");
-      return false;
-    }
-    for (const Json &part : j["pretokenizers"]) {
-      std::unique_ptr<PreTokenizer> p;
-      if (!loadPreTokenizerAt(part, p, error, depth + 1))
-        return false;
-      if (p)
-        seq->parts.push_back(std::move(p));
-    }
-    out = std::move(seq);
-    return true;
-  }
   if (type == "ByteLevel") {
     auto b = std::make_unique<ByteLevelPreTokenizer>();
     bool useRegex = true;
@@ -289,6 +266,11 @@ static bool loadPreTokenizerAt(const Json &j, std::unique_ptr<PreTokenizer> &out
     return true;
   }
   const std::string where = "pre_tokenizer " + type;
+  // The character classes (CharClasses.cpp) come from ICU.
+  for (const char *usesIcu :
+       {"Digits", "Punctuation", "Whitespace", "WhitespaceSplit", "BertPreTokenizer"})
+    if (type == usesIcu && !requireIcu(where, error))
+      return false;
   if (type == "Digits") {
     bool individual = false;
     if (!getBool(j, "individual_digits", individual, where, error))

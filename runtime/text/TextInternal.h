@@ -100,10 +100,17 @@ bool unicodeNormalize(UnicodeForm form, std::string &s);
 void unicodeLowercase(std::string &s);
 
 /// CharClasses.cpp: the character tests of the splitter pre-tokenizers.
+/// These and the two above call ICU, which their parts' loaders check is
+/// there (requireIcu).
 bool isWhiteSpaceChar(uint32_t c);
 bool isNumericChar(uint32_t c);
 bool isPunctuationChar(uint32_t c);
 bool isWordChar(uint32_t c);
+
+/// True when ICU is usable (IcuLibrary.cpp); else false with `error` set to
+/// the tokenizer error for `part`, "tokenizer.json: normalizer NFC needs ICU
+/// (libicuuc.so.N), which is not installed (tried ...)".
+bool requireIcu(const std::string &part, std::string &error);
 
 /// Null `out` for a JSON null.
 bool loadNormalizer(const Json &j, std::unique_ptr<Normalizer> &out, std::string &error);
@@ -208,6 +215,47 @@ inline constexpr int kMaxNesting = 64;
 std::string jsonError(const std::string &what);
 /// The "type" of a part, or "" when absent.
 std::string typeOf(const Json &j);
+
+/// What every part loader (`decoder`, `pre_tokenizer`) does first: refuses
+/// nesting deeper than kMaxNesting, takes null as no part, refuses what is
+/// not an object, and loads a "Sequence" (its parts under `listKey`, each
+/// with `loadAt(part, out, error, depth + 1)`, nulls left out) into a `Seq`.
+/// Returns whether it settled the part; `ok` is then the result.
+/// (A template on the JSON type too: Json is only declared here.)
+template <typename Seq, typename Part, typename LoadAt, typename JsonT>
+bool loadCommon(const JsonT &j, const char *what, const char *listKey,
+                std::unique_ptr<Part> &out, std::string &error, int depth, LoadAt loadAt,
+                bool &ok) {
+  ok = false;
+  out.reset();
+  if (depth > kMaxNesting) {
+    error = jsonError(std::string(what) + ": Sequences nested more than " +
+                      std::to_string(kMaxNesting) + " deep");
+    return true;
+  }
+  if (j.is_null())
+    return ok = true;
+  if (!j.is_object()) {
+    error = jsonError("'" + std::string(what) + "' must be an object or null");
+    return true;
+  }
+  if (typeOf(j) != "Sequence")
+    return false;
+  auto seq = std::make_unique<Seq>();
+  if (!j.contains(listKey) || !j[listKey].is_array()) {
+    error = jsonError(std::string(what) + " Sequence: '" + listKey + "' must be an array");
+    return true;
+  }
+  for (const JsonT &part : j[listKey]) {
+    std::unique_ptr<Part> p;
+    if (!loadAt(part, p, error, depth + 1))
+      return true;
+    if (p)
+      seq->parts.push_back(std::move(p));
+  }
+  out = std::move(seq);
+  return ok = true;
+}
 /// Reads optional fields with a type check; false with `error` when the
 /// field is there with another type.
 bool getBool(const Json &j, const char *key, bool &out, const std::string &where,

@@ -298,10 +298,10 @@ claim("SIGINT status", (find(serving, r"unfinished ones .*? and exits (\d+)\."),
 fuzz_src = read("harness/Fuzz.cpp")
 words = {"0.25": "quarter", "0.5": "half"}
 claim("wide schedules", find(serving, r"A (\w+) of the schedules are wide"),
-      words.get(find(fuzz_src, r"wide: every request.*?if \(knobs\.chance\(([0-9.]+)\)\)", re.S)),
+      words.get(find(fuzz_src, r"wide: every request.*?bool wide = knobs\.chance\(([0-9.]+)\)", re.S)),
       "docs/serving.md")
 claim("wide schedules", find(readme, r"a (\w+) of them wide"),
-      words.get(find(fuzz_src, r"wide: every request.*?if \(knobs\.chance\(([0-9.]+)\)\)", re.S)))
+      words.get(find(fuzz_src, r"wide: every request.*?bool wide = knobs\.chance\(([0-9.]+)\)", re.S)))
 claim("tight KV budgets", find(serving, r"KV budgets that are tight (\w+) of the time"),
       words.get(find(fuzz_src, r"s\.kvBlocks = knobs\.chance\(([0-9.]+)\)")), "docs/serving.md")
 exports = sorted({find(p, r"(\d+)\.onnx$") for p in models if p.startswith("torch" + os.sep)})

@@ -13,6 +13,8 @@
 #include "Commands.h"
 #include "Loaded.h"
 
+#include "lockstep/Runtime/Backend/Cuda/CudaBackend.h"
+
 #include <chrono>
 #include <cstdio>
 
@@ -59,6 +61,21 @@ struct Timed {
   double seconds = 0;
 };
 
+/// How the kernels were launched (LaunchGraph.h), both runs together.
+void printLaunches() {
+  lockstep::rt::LaunchGraphStats g = lockstep::rt::cudaLaunchStats();
+  if (!g.disabled.empty()) {
+    std::printf("cuda launches      %llu kernels, one by one (graphs off: %s)\n",
+                (unsigned long long)g.kernels, g.disabled.c_str());
+    return;
+  }
+  std::printf("cuda launches      %llu kernels in %llu batches: %llu as CUDA graphs (%llu made, "
+              "%llu nodes updated), %llu kernel by kernel\n",
+              (unsigned long long)g.kernels, (unsigned long long)g.flushes,
+              (unsigned long long)g.replays, (unsigned long long)g.built,
+              (unsigned long long)g.updates, (unsigned long long)g.direct);
+}
+
 } // namespace
 
 int lockstep::run::runBench(int argc, char **argv) {
@@ -97,12 +114,8 @@ int lockstep::run::runBench(int argc, char **argv) {
       device = v;
       continue;
     }
-    std::string arg = argv[i];
-    if (!arg.empty() && arg[0] == '-')
-      return usage("unknown option '" + arg + "'");
-    if (!model.empty())
-      return usage("more than one model: '" + model + "' and '" + arg + "'");
-    model = arg;
+    if (std::string bad = takeModel(argv[i], model); !bad.empty())
+      return usage(bad);
   }
   if (model.empty())
     return usage("no model (MODEL.lsa)");
@@ -169,6 +182,8 @@ int lockstep::run::runBench(int argc, char **argv) {
                 t->seconds, s.generated / secs, s.tokens / secs,
                 s.steps ? 1e3 * t->seconds / s.steps : 0.0);
   }
+  if (L.device == "cuda")
+    printLaunches();
   if (!only.empty()) {
     std::printf("logits compared    none (--only %s)\n", only.c_str());
     return 0;

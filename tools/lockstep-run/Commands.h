@@ -16,7 +16,11 @@ int runFuzz(int argc, char **argv);
 int runReplay(int argc, char **argv);
 int runBench(int argc, char **argv);
 int runInfo(int argc, char **argv);
+/// lockstep-serve's (ServeMain.cpp, Serve.cpp): `serve` in argv[1].
 int runServe(int argc, char **argv);
+/// lockstep-run's serve: runs lockstep-serve with argv[2...]
+/// (ServeForward.cpp); returns only when it cannot, with status 1.
+int forwardServe(int argc, char **argv);
 int runTokenize(int argc, char **argv);
 
 /// Whether a file can be written at `path` (its directory exists and is
@@ -53,6 +57,18 @@ inline bool flagValue(int argc, char **argv, int &i, const char *flag,
   }
   value = argv[++i];
   return true;
+}
+
+/// An argument that is not a known flag: the model, given once. Returns
+/// what is wrong with it for usage(), or "" when it was taken.
+inline std::string takeModel(const char *arg, std::string &model) {
+  std::string a = arg;
+  if (!a.empty() && a[0] == '-')
+    return "unknown option '" + a + "'";
+  if (!model.empty())
+    return "more than one model: '" + model + "' and '" + a + "'";
+  model = a;
+  return "";
 }
 
 /// Parses a decimal integer in [lo, hi]; false when it is not one.

@@ -115,12 +115,8 @@ int lockstep::run::runFuzz(int argc, char **argv) {
     }
     if (matched)
       continue;
-    std::string arg = argv[i];
-    if (!arg.empty() && arg[0] == '-')
-      return usage(cmd, "unknown option '" + arg + "'");
-    if (!model.empty())
-      return usage(cmd, "more than one model: '" + model + "' and '" + arg + "'");
-    model = arg;
+    if (std::string bad = takeModel(argv[i], model); !bad.empty())
+      return usage(cmd, bad);
   }
   if (model.empty())
     return usage(cmd, "no model (MODEL.lsa)");

@@ -114,12 +114,8 @@ int parseArgs(int argc, char **argv, Args &a) {
       }
       continue;
     }
-    std::string arg = argv[i];
-    if (!arg.empty() && arg[0] == '-')
-      return usage("unknown option '" + arg + "'");
-    if (!a.model.empty())
-      return usage("more than one model: '" + a.model + "' and '" + arg + "'");
-    a.model = arg;
+    if (std::string bad = takeModel(argv[i], a.model); !bad.empty())
+      return usage(bad);
   }
   if (a.model.empty())
     return usage("no model (MODEL.lsa)");

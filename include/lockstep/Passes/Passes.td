@@ -435,23 +435,31 @@ def TileContractions : Pass<"lockstep-tile-contractions", "mlir::func::FuncOp"> 
     computes an output and where its operands come from, never the order of
     its fold. Rows and columns past the end read zeros and are never stored.
 
-    The host picks the tile from the number of rows, each call: more than
-    64 rows (prefill) take 64x64 tiles of 16x16 threads with 4x4 outputs
-    each and BK 16; fewer (decode) take 16x64 tiles of 64x4 threads with
-    4x1 outputs each and BK up to 64, so that each block keeps more of the
-    weights in flight. Both give the same bits. With no rows (or more batch
-    points than grid z takes) the generic is kept, and lockstep-map-to-gpu
-    maps it a point a thread.
+    The host picks the tile from the number of rows, each call: one row
+    (decode of one request) takes 1x64 tiles of 64 threads, an output each;
+    up to 8 rows, 8x64 tiles of 64x2 threads with 4x1 outputs each; up to
+    64, 16x64 tiles of 64x4 threads with 4x1 outputs each (all three with
+    BK up to 64, so that each block keeps 16 KiB of the weights in flight
+    and no thread folds rows that do not exist); more (prefill), 64x64
+    tiles of 16x16 threads with 4x4 outputs each and BK 16. All give the
+    same bits. With no rows (or more batch points than grid z takes) the
+    generic is kept, and lockstep-map-to-gpu maps it a point a thread.
+
+    Staging is software-pipelined: a thread issues all its loads of a step's
+    tiles before storing any (global loads may alias the workgroup stores,
+    so they would otherwise wait one by one), and the next step's loads are
+    issued before this step's fold, their values carried in registers.
 
     A generic is not tiled when its body reads `linalg.index` or has side
     effects, or when its output shares a buffer with an input.
 
     Example: `Y[t, n, j] = fold_k fma(X[t, j, k], W[j, k, n], .)` (a chunk's
     partial: k of extent 256, j the chunk) becomes
-    `scf.if (T > 0 && ...) { scf.if (T > 64) { gpu.launch blocks(ceil(N/64),
-    ceil(T/64), J) threads(16, 16, 1) workgroup(memref<16x65xf32, 3>,
-    memref<16x65xf32, 3>) {...} } else { gpu.launch ... } } else { <the
-    generic> }`.
+    `scf.if (T > 0 && ...) { scf.if (T <= 1) { gpu.launch blocks(ceil(N/64),
+    T, J) threads(64, 1, 1) ... } else { scf.if (T <= 8) {...} else {
+    scf.if (T <= 64) {...} else { gpu.launch blocks(ceil(N/64), ceil(T/64),
+    J) threads(16, 16, 1) workgroup(memref<16x65xf32, 3>, memref<16x65xf32,
+    3>) {...} } } } } else { <the generic> }`.
   }];
   let options = [
     Option<"minRows", "min-rows", "int64_t", /*default=*/"0",

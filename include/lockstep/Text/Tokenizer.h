@@ -22,15 +22,21 @@
 //                  BertProcessing, Sequence
 //   added_tokens   special or not, single_word, lstrip, rstrip, normalized
 //   truncation and padding must be null.
+// ICU is opened at run time (IcuLibrary.h): without it, a tokenizer with the
+// Lowercase or NFC/NFD/NFKC/NFKD normalizers or with the Digits,
+// Punctuation, Whitespace, WhitespaceSplit or BertPreTokenizer
+// pre-tokenizers is refused when loading, with an error naming ICU's library.
 //
 // Unicode versions: regexes (ByteLevel, Split) run on PCRE2 10.42 (Unicode
-// 14.0), the character classes of the splitters and the normalization forms
-// on ICU 72 (15.0, normalization limited to 9.0 as in `tokenizers`). The
+// 14.0; linked statically), the character classes of the splitters and the
+// normalization forms on the machine's ICU (Debian 12's 72: Unicode 15.0;
+// normalization limited to 9.0 as in `tokenizers`). The
 // tests (test/Text) find them equal to `tokenizers` on characters assigned
 // by Unicode 14.0 (random samples; every such character for the
 // normalization forms and Lowercase). On newer ones the Whitespace
 // pre-tokenizer differs: Rust's regex crate knows Unicode 16.0 letters, and
-// here letters after 15.0 are not word characters.
+// here letters after 15.0 are not word characters. With another ICU the
+// classes follow its Unicode version (ICU 74, Ubuntu 24.04's: 15.1).
 //
 // Known differences, by choice: an unk_token missing from the vocabulary is
 // refused when loading (`tokenizers` fails each encode that needs it);

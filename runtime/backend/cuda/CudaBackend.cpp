@@ -69,7 +69,6 @@ std::unordered_map<CUdeviceptr, size_t> liveBlocks;
 std::multimap<size_t, CUdeviceptr> freeBlocks;
 int modulesRegistered = 0;
 std::unordered_map<CUfunction, std::string> kernelNames; // for the profile
-
 void record(const std::string &e) {
   if (firstError.empty())
     firstError = e;
@@ -81,6 +80,46 @@ const CudaDriver *driverOrRecord() {
   if (!d)
     record(why);
   return d;
+}
+
+LaunchQueue launches; // under `mu`
+
+bool envIs(const char *name, char value) {
+  const char *e = std::getenv(name);
+  return e && e[0] == value && e[1] == 0;
+}
+
+/// Whether each launch is waited for (LOCKSTEP_CUDA_SYNC=1).
+bool syncEachLaunch() {
+  static const bool wait = envIs("LOCKSTEP_CUDA_SYNC", '1');
+  return wait;
+}
+
+/// The launch queue, configured at its first use. Called with `mu` held.
+LaunchQueue &queue(const CudaDriver &d) {
+  static bool configured = false;
+  if (!configured) {
+    configured = true;
+    const char *why = envIs("LOCKSTEP_CUDA_GRAPHS", '0') ? "LOCKSTEP_CUDA_GRAPHS=0"
+                      : syncEachLaunch()                 ? "LOCKSTEP_CUDA_SYNC=1"
+                      : cuda_profile::enabled()          ? "the profile waits for each launch"
+                                                         : nullptr;
+    launches.configure(d, why == nullptr, why ? why : "");
+  }
+  return launches;
+}
+
+/// Runs the queued launches; an error is recorded. Called with `mu` held.
+bool flushLocked() {
+  std::string why, error;
+  const CudaDriver *d = cudaDriver(why);
+  if (!d)
+    return true; // nothing was queued
+  if (!queue(*d).flush(*d, error)) {
+    record(error);
+    return false;
+  }
+  return true;
 }
 
 /// The size class of a request: 256 bytes at least, then four classes per
@@ -200,8 +239,12 @@ __attribute__((visibility("default"))) void mgpuModuleUnload(void *module) {
     return;
   std::string why;
   if (m->module)
-    if (const CudaDriver *d = cudaDriver(why))
+    if (const CudaDriver *d = cudaDriver(why)) {
+      // The cached graphs may hold this module's kernels: they go first.
+      std::lock_guard<std::mutex> lock(mu);
+      launches.clear(*d);
       d->cuModuleUnload(m->module);
+    }
   delete m;
 }
 
@@ -238,15 +281,11 @@ __attribute__((visibility("default"))) void mgpuStreamDestroy(void *) {}
 // reports its first error. So a launch only queues, unless
 // LOCKSTEP_CUDA_SYNC=1 asks for the wait (an error then names its kernel).
 __attribute__((visibility("default"))) void mgpuStreamSynchronize(void *stream) {
-  static const bool wait = [] {
-    const char *e = std::getenv("LOCKSTEP_CUDA_SYNC");
-    return e && *e == '1';
-  }();
-  if (!wait)
+  if (!syncEachLaunch())
     return;
   std::lock_guard<std::mutex> lock(mu);
   const CudaDriver *d = driverOrRecord();
-  if (!d || !firstError.empty())
+  if (!d || !firstError.empty() || !flushLocked())
     return;
   if (CUresult r = d->cuStreamSynchronize(static_cast<CUstream>(stream)))
     record(d->describe(r, "a kernel (cuStreamSynchronize)"));
@@ -266,11 +305,11 @@ mgpuLaunchKernel(void *function, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t
     d->cuStreamSynchronize(static_cast<CUstream>(stream));
     t0 = cuda_profile::Clock::now();
   }
-  if (CUresult r = d->cuLaunchKernel(static_cast<CUfunction>(function), unsigned(gx),
-                                     unsigned(gy), unsigned(gz), unsigned(bx), unsigned(by),
-                                     unsigned(bz), unsigned(smem),
-                                     static_cast<CUstream>(stream), params, extra))
-    record(d->describe(r, "cuLaunchKernel"));
+  const unsigned dims[7] = {unsigned(gx), unsigned(gy), unsigned(gz), unsigned(bx),
+                            unsigned(by), unsigned(bz), unsigned(smem)};
+  std::string error;
+  if (!queue(*d).launch(*d, static_cast<CUfunction>(function), dims, params, error))
+    record(error);
   if (profile) {
     d->cuStreamSynchronize(static_cast<CUstream>(stream));
     cuda_profile::kernel(kernelNames[static_cast<CUfunction>(function)],
@@ -299,6 +338,26 @@ __attribute__((visibility("default"))) void lockstep_device_free(void *ptr) {
 }
 
 } // extern "C"
+
+bool lockstep::rt::cudaLaunch(CUfunction f, const unsigned dims[7], void **params,
+                              std::string &error) {
+  std::lock_guard<std::mutex> lock(mu);
+  const CudaDriver *d = cudaDriver(error);
+  return d && queue(*d).launch(*d, f, dims, params, error);
+}
+
+bool lockstep::rt::flushCudaLaunches(std::string &error) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (flushLocked())
+    return true;
+  error = std::exchange(firstError, std::string());
+  return false;
+}
+
+LaunchGraphStats lockstep::rt::cudaLaunchStats() {
+  std::lock_guard<std::mutex> lock(mu);
+  return launches.stats();
+}
 
 void lockstep::rt::recordCudaError(const std::string &error) {
   std::lock_guard<std::mutex> lock(mu);
@@ -459,6 +518,8 @@ bool CudaMemory::allocate(uint64_t bytes, void *&device, std::string &error) {
 }
 
 bool CudaMemory::copyIn(const void *host, uint64_t bytes, void *device, std::string &error) {
+  if (!flushCudaLaunches(error))
+    return false;
   std::string why;
   const CudaDriver *d = cudaDriver(why);
   auto t0 = cuda_profile::Clock::now();
@@ -501,6 +562,8 @@ bool CudaMemory::weight(size_t index, const void *host, uint64_t bytes, void *&d
 
 bool CudaMemory::download(void *host, const void *device, uint64_t bytes,
                           std::string &error) {
+  if (!flushCudaLaunches(error))
+    return false;
   std::string why;
   const CudaDriver *d = cudaDriver(why);
   auto t0 = cuda_profile::Clock::now();
@@ -516,6 +579,7 @@ bool CudaMemory::download(void *host, const void *device, uint64_t bytes,
 
 void CudaMemory::endCall() {
   std::lock_guard<std::mutex> lock(mu);
+  flushLocked(); // before the arena may free its block
   // The arena frees its own blocks at once; blockFree passes over them.
   for (void *p : perCall_)
     blockFree(p);
@@ -526,6 +590,8 @@ void CudaMemory::endCall() {
 }
 
 bool CudaMemory::finish(std::string &error) {
+  if (!flushCudaLaunches(error))
+    return false;
   std::string why;
   const CudaDriver *d = cudaDriver(why);
   auto t0 = cuda_profile::Clock::now();

@@ -18,6 +18,21 @@ template <typename F> bool lookup(void *lib, const char *name, F &fn, std::strin
   return fn != nullptr;
 }
 
+/// The graph entry points, all or none.
+void lookupGraphs(void *lib, CudaGraphApi &g) {
+  std::string ignored;
+  if (!lookup(lib, "cuFuncGetParamInfo", g.cuFuncGetParamInfo, ignored) ||
+      !lookup(lib, "cuGraphCreate", g.cuGraphCreate, ignored) ||
+      !lookup(lib, "cuGraphAddKernelNode_v2", g.cuGraphAddKernelNode, ignored) ||
+      !lookup(lib, "cuGraphInstantiateWithFlags", g.cuGraphInstantiateWithFlags, ignored) ||
+      !lookup(lib, "cuGraphLaunch", g.cuGraphLaunch, ignored) ||
+      !lookup(lib, "cuGraphExecKernelNodeSetParams_v2", g.cuGraphExecKernelNodeSetParams,
+              ignored) ||
+      !lookup(lib, "cuGraphExecDestroy", g.cuGraphExecDestroy, ignored) ||
+      !lookup(lib, "cuGraphDestroy", g.cuGraphDestroy, ignored))
+    g = CudaGraphApi{};
+}
+
 CudaDriver driver;
 std::string failure;
 bool ready = false;
@@ -52,6 +67,7 @@ void open() {
       !lookup(lib, "cuMemsetD8_v2", d.cuMemsetD8, w) ||
       !lookup(lib, "cuGetErrorString", d.cuGetErrorString, w))
     return;
+  lookupGraphs(lib, d.graphs);
   CUresult r = d.cuInit(0);
   if (r) {
     failure = d.describe(r, "cuInit") + ": no usable GPU";

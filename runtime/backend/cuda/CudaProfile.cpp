@@ -60,6 +60,32 @@ struct Totals {
                    r.seconds * 1e3, r.seconds * 1e6 / double(r.launches),
                    (unsigned long long)(r.threads / r.launches), rows[i].first.c_str());
     }
+    printByOp(rows);
+  }
+
+  /// The kernels summed by their ONNX node's op type (the name's last
+  /// "(Type)"; "?" for the runtime's own kernels), most time first.
+  static void printByOp(const std::vector<std::pair<std::string, Row>> &rows) {
+    std::map<std::string, Row> ops;
+    for (const auto &[name, r] : rows) {
+      size_t open = name.rfind('('), close = name.rfind(')');
+      std::string op = open != std::string::npos && close == name.size() - 1
+                           ? name.substr(open + 1, close - open - 1)
+                           : "?";
+      Row &o = ops[op];
+      o.launches += r.launches;
+      o.seconds += r.seconds;
+      o.threads += r.threads;
+    }
+    std::vector<std::pair<std::string, Row>> sorted(ops.begin(), ops.end());
+    std::sort(sorted.begin(), sorted.end(),
+              [](const auto &a, const auto &b) { return a.second.seconds > b.second.seconds; });
+    std::fprintf(stderr, "  %10s %12s %12s %14s  %s\n", "launches", "total ms", "us/launch",
+                 "threads/launch", "ONNX op type");
+    for (const auto &[op, r] : sorted)
+      std::fprintf(stderr, "  %10llu %12.3f %12.2f %14llu  %s\n", (unsigned long long)r.launches,
+                   r.seconds * 1e3, r.seconds * 1e6 / double(r.launches),
+                   (unsigned long long)(r.threads / r.launches), op.c_str());
   }
 };
 

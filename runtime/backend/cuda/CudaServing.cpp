@@ -67,6 +67,8 @@ float *CudaMemory::allocateZeroed(uint64_t bytes, std::string &error) {
 
 void CudaMemory::release(float *pool) {
   std::string why;
+  if (!flushCudaLaunches(why))
+    recordCudaError(why);
   if (const CudaDriver *d = cudaDriver(why))
     d->cuMemFree(reinterpret_cast<CUdeviceptr>(pool));
 }
@@ -77,6 +79,10 @@ namespace {
 /// next step to report.
 bool swapCopy(bool out, void *dst, const void *src, uint64_t bytes) {
   std::string error;
+  if (!flushCudaLaunches(error)) {
+    recordCudaError(error);
+    return false;
+  }
   const CudaDriver *d = driverFor(out ? "swap out" : "swap in", error);
   CUresult r = !d   ? 0
                : out ? d->cuMemcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(src), bytes)
@@ -119,9 +125,9 @@ bool CudaMemory::scatterRows(const float *rows, float *pool, const int64_t *slot
     params[i] = &args[i];
   constexpr int64_t kThreads = 256;
   unsigned blocks = unsigned(std::min<int64_t>((total + kThreads - 1) / kThreads, 1 << 16));
-  if (CUresult r = d->cuLaunchKernel(fn, blocks, 1, 1, kThreads, 1, 1, 0, d->stream, params,
-                                     nullptr)) {
-    error = d->describe(r, "cuLaunchKernel (lockstep_scatter_rows)");
+  const unsigned dims[7] = {blocks, 1, 1, kThreads, 1, 1, 0};
+  if (!cudaLaunch(fn, dims, params, error)) {
+    error += " (lockstep_scatter_rows)";
     return false;
   }
   return true;

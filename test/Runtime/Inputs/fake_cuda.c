@@ -4,7 +4,11 @@
  * that reads or writes device memory, which a CUDA step's host code must
  * never do, dies of SIGSEGV; only the copies of cuMemcpy* open them. The
  * functions and their ABI are the ones runtime/backend/cuda/CudaDriver.cpp
- * looks up. */
+ * looks up. Graphs (LaunchGraph.h) are lists of kernel nodes; launching one
+ * counts and prints its nodes as launches, marked "(graph)". A kernel's
+ * argument count is read from its PTX (the .params of its .entry); each
+ * argument is said to be 8 bytes, which only matters to the copies the
+ * queue makes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,13 +23,54 @@ int cuDeviceGetAttribute(int *v, int a, int d) { *v = a == 75 ? 9 : 0; return 0;
 int cuDevicePrimaryCtxRetain(void **c, int d) { *c = (void *)1; return 0; }
 int cuCtxSetCurrent(void *c) { return 0; }
 int cuModuleLoadData(void **m, const void *ptx) { *m = (void *)ptx; return 0; }
-int cuModuleUnload(void *m) { return 0; }
+/* Functions are kept per module, and freed when it is unloaded. */
+struct fn { const char *name; size_t params; void *module; struct fn *next; };
+static struct fn *functions;
+int cuModuleUnload(void *m) {
+  for (struct fn **p = &functions; *p;) {
+    struct fn *k = *p;
+    if (k->module == m) { *p = k->next; free(k); } else p = &k->next;
+  }
+  return 0; }
 int cuModuleGetFunction(void **f, void *m, const char *name) {
   if (getenv("FAKE_CUDA_LOG")) fprintf(stderr, "resolve %s\n", name);
-  *f = (void *)name; return 0; }
+  struct fn *k = calloc(1, sizeof *k);
+  k->module = m; k->next = functions; functions = k;
+  char key[512];
+  snprintf(key, sizeof key, ".entry %s(", name);
+  const char *p = strstr((const char *)m, key), *end = p ? strchr(p, ')') : NULL;
+  for (p = p ? strstr(p, ".param") : NULL; p && p < end; p = strstr(p + 1, ".param")) k->params++;
+  k->name = name; *f = k; return 0; }
+int cuFuncGetParamInfo(void *f, size_t i, size_t *offset, size_t *size) {
+  if (i >= ((struct fn *)f)->params) return 1;
+  *offset = 8 * i; *size = 8; return 0; }
 int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned smem, void *s, void **p, void **e) {
-  if (getenv("FAKE_CUDA_LOG")) fprintf(stderr, "launch %s %u %u\n", (const char *)f, gx, bx);
+  if (getenv("FAKE_CUDA_LOG")) fprintf(stderr, "launch %s %u %u\n", ((struct fn *)f)->name, gx, bx);
   launches++; return 0; }
+/* struct kernel_node_params is CUDA_KERNEL_NODE_PARAMS_v2's layout. */
+struct kernel_node_params { void *func; unsigned g[3], b[3], smem; void **params, **extra, *kern, *ctx; };
+struct node { struct fn *f; unsigned gx, bx; };
+struct graph { size_t n; struct node **nodes; };
+int cuGraphCreate(struct graph **g, unsigned flags) { *g = calloc(1, sizeof **g); return 0; }
+int cuGraphAddKernelNode_v2(struct node **out, struct graph *g, void *const *deps, size_t ndeps, const struct kernel_node_params *p) {
+  struct node *n = calloc(1, sizeof *n);
+  n->f = p->func; n->gx = p->g[0]; n->bx = p->b[0];
+  g->nodes = realloc(g->nodes, (g->n + 1) * sizeof *g->nodes);
+  g->nodes[g->n++] = n; *out = n; return 0; }
+int cuGraphInstantiateWithFlags(struct graph **exec, struct graph *g, unsigned long long flags) {
+  if (getenv("FAKE_CUDA_LOG")) fprintf(stderr, "graph made of %zu kernels\n", g->n);
+  *exec = g; return 0; }
+int cuGraphExecKernelNodeSetParams_v2(struct graph *exec, struct node *n, const struct kernel_node_params *p) {
+  if (getenv("FAKE_CUDA_LOG")) fprintf(stderr, "graph node updated: %s\n", n->f->name);
+  n->gx = p->g[0]; n->bx = p->b[0]; return 0; }
+int cuGraphLaunch(struct graph *exec, void *s) {
+  if (getenv("FAKE_CUDA_LOG")) fprintf(stderr, "graph launch of %zu kernels\n", exec->n);
+  for (size_t i = 0; i < exec->n; ++i) {
+    if (getenv("FAKE_CUDA_LOG")) fprintf(stderr, "launch %s %u %u (graph)\n", exec->nodes[i]->f->name, exec->nodes[i]->gx, exec->nodes[i]->bx);
+    launches++; }
+  return 0; }
+int cuGraphExecDestroy(struct graph *exec) { return 0; }
+int cuGraphDestroy(struct graph *g) { for (size_t i = 0; i < g->n; ++i) free(g->nodes[i]); free(g->nodes); free(g); return 0; }
 int cuStreamCreate(void **s, unsigned f) { *s = (void *)2; return 0; }
 int cuStreamSynchronize(void *s) { return 0; }
 /* Device memory the host cannot touch: PROT_NONE pages. */

@@ -18,6 +18,8 @@
 //     arena (DeviceArena.h), and past it from a caching allocator (a freed
 //     block is kept for the next request of its size class, four per
 //     doubling).
+// Launches are queued and run as CUDA graphs when the host next needs the
+// device (LaunchGraph.h).
 // Launch functions return nothing, so a CUDA error is recorded, later
 // launches are skipped, and the caller collects it (takeCudaError) after
 // the entry returns.
@@ -30,6 +32,7 @@
 #include "lockstep/Runtime/Backend/Backend.h"
 #include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
 #include "lockstep/Runtime/Backend/Cuda/DeviceArena.h"
+#include "lockstep/Runtime/Backend/Cuda/LaunchGraph.h"
 
 #include <map>
 #include <string>
@@ -47,6 +50,15 @@ bool loadCudaModule(const LoadedArtifact &artifact, CpuModule &out, std::string 
 bool takeCudaError(std::string &error);
 /// Records an error for takeCudaError (the first one since it was taken).
 void recordCudaError(const std::string &error);
+
+/// Launches a kernel on the backend's stream after every launch before it,
+/// the host code's included: queued as theirs are (LaunchGraph.h).
+bool cudaLaunch(CUfunction f, const unsigned dims[7], void **params, std::string &error);
+/// Runs the queued launches. Whatever the host does to device memory
+/// (copies, frees) comes after this.
+bool flushCudaLaunches(std::string &error);
+/// What the launch queue did so far in this process.
+LaunchGraphStats cudaLaunchStats();
 
 /// A call's arena (DeviceArena.h): one device block and its layout. Its
 /// methods are called with the backend's lock held.

@@ -23,6 +23,38 @@ using CUcontext = struct CUctx_st *;
 using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
+using CUgraph = struct CUgraph_st *;
+using CUgraphNode = struct CUgraphNode_st *;
+using CUgraphExec = struct CUgraphExec_st *;
+
+/// CUDA_KERNEL_NODE_PARAMS (version 2, CUDA 12 and later).
+struct CudaKernelNodeParams {
+  CUfunction func;
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  void **kernelParams;
+  void **extra;
+  void *kern;
+  CUcontext ctx;
+};
+
+/// The entry points for launching a call's kernels as one CUDA graph
+/// (LaunchGraph.h). Optional: all null when the driver lacks one of them,
+/// and the kernels are then launched one by one.
+struct CudaGraphApi {
+  CUresult (*cuFuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *);
+  CUresult (*cuGraphCreate)(CUgraph *, unsigned);
+  CUresult (*cuGraphAddKernelNode)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t,
+                                   const CudaKernelNodeParams *);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph, unsigned long long);
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*cuGraphExecKernelNodeSetParams)(CUgraphExec, CUgraphNode,
+                                             const CudaKernelNodeParams *);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  CUresult (*cuGraphDestroy)(CUgraph);
+  bool available() const { return cuGraphDestroy != nullptr; }
+};
 
 struct CudaDriver {
   CUresult (*cuInit)(unsigned);
@@ -45,6 +77,7 @@ struct CudaDriver {
   CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
   CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  CudaGraphApi graphs = {};
 
   int device = 0;
   CUcontext context = nullptr;

@@ -1,0 +1,37 @@
+//===- ServeMain.cpp - lockstep-serve, the HTTP server's program ----------===//
+//
+// `lockstep-serve MODEL.lsa [options]` is `lockstep-run serve MODEL.lsa
+// [options]` (ServeUsage.h; Serve.cpp): lockstep-run runs this program
+// (ServeForward.cpp), so that only it links cpp-httplib. Its messages say
+// "lockstep-run serve", the command that users type.
+//
+//===----------------------------------------------------------------------===//
+#include "Commands.h"
+#include "ServeUsage.h"
+
+#include <cstdio>
+#include <cstring>
+#include <malloc.h>
+#include <string>
+#include <vector>
+
+int main(int argc, char **argv) {
+  // As lockstep-run's main: compiled steps allocate their temporaries per
+  // call; keep them in the heap rather than fresh pages from the kernel.
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  using namespace lockstep::run;
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      std::string usage = kServeUsage;
+      std::printf("Usage: lockstep-run %s\n   or: lockstep-serve %s\n\n%s\n\n%s\n", usage.c_str(),
+                  usage.substr(usage.find(' ') + 1).c_str(), kServeHelp, kServeDetails);
+      return 0;
+    }
+  // runServe reads its options from argv[2] on, as lockstep-run's
+  // subcommands do.
+  std::vector<char *> args{argv[0], const_cast<char *>("serve")};
+  args.insert(args.end(), argv + 1, argv + argc);
+  args.push_back(nullptr);
+  return runServe(argc + 1, args.data());
+}
