@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""CPU speed against onnxruntime (issue 18), in one command. Builds what it
+needs (lockstep-opt and lockstep-run, if ninja says they are stale), writes
+and compiles the models into a work directory, measures both systems in the
+same run, and writes a Markdown report (date, CPU, cores, load average,
+commit) whose ratios are Lockstep over onnxruntime, measured back to back:
+
+  serve    per model and thread count (1 and 2): prefill tokens/s (prompts
+           of 128 and 512) and decode tokens/s at 1, 8 and 32 concurrent
+           requests. Lockstep: `lockstep-run bench --only batched` on the
+           ragged step. onnxruntime: an InferenceSession on the same ONNX
+           file (intra_op_num_threads = the thread count), its own greedy
+           loop over past/present, on the same prompts (bench's, redrawn
+           here from its seed).
+  gemm     one MatMul graph per projection shape of the two large models
+           (X[T, K] . W[K, N], W an initializer as in the models), compiled
+           by lockstep-opt and timed by `lockstep-run exec --repeat`,
+           against numpy's matmul (OpenBLAS, its thread count set to the
+           same) in this process: the share of OpenBLAS's speed;
+  adaptive the invariance cost: the same Lockstep cases and GEMMs compiled
+           with --reduction-policy=adaptive (split chosen from the rows, as
+           ordinary stacks do) against the canonical (invariant) build.
+
+How each figure is taken (both systems get a warm-up that is not timed):
+  prefill  N prompts of L tokens, one prompt a step (Lockstep: --token-budget
+           L, --max-new-tokens 1; onnxruntime: batch 1, seq L, past 0).
+           Lockstep: the wall time of N + 1 prompts less that of 1 prompt
+           (the first step of a process pays for first touches).
+           onnxruntime computes the logits of every position, as the graph
+           says; Lockstep only the last (the serving step). A second
+           onnxruntime column runs the same graph with the lm_head applied
+           to the last position only (a Slice inserted before it), which is
+           the same work as Lockstep's.
+  decode   C requests of P prompt tokens, the whole prefill in one step
+           (Lockstep: --token-budget C*P; onnxruntime: one batch of C equal
+           prompts, so no padding and no attention mask), then D greedy
+           steps of C tokens. onnxruntime: the D steps timed. Lockstep: the
+           wall time with --max-new-tokens D + 1 less that with 1.
+
+usage: bench/serve_vs_ort.py [--quick] [--out REPORT.md] [--results bench/RESULTS.md]
+                             [--work DIR] [--log FILE] [--only serve,gemm,adaptive]
+                             [--threads 1,2] [--models NAME,...] [--no-build]
+--quick is a smoke run (small models, small sizes, a minute or two); a full run
+writes its report into --results (bench/RESULTS.md by default, between the
+markers of its CPU section) unless --results is empty."""
+import os
+import sys
+
+# The benchmark is the package bench/cpu (its modules by concern).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cpu.cli import main  # noqa: E402
+
+if __name__ == "__main__":
+    main(__doc__)
