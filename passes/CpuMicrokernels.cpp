@@ -380,9 +380,7 @@ struct CpuMicrokernelsPass
     linalg::GenericOp op = c.op;
     Location loc = op.getLoc();
     OpBuilder b(op);
-    SmallVector<Value> sizes;
-    for (Range r : cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc))
-      sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
+    SmallVector<Value> sizes = lockstep::loopSizes(b, op);
     Kernels kernels(c, sizes, rows, cols, inputFirst, bContiguous);
     // Fewer rows than a tile: the panels (or, for transposed weights, the
     // generic as it is); else the tiles.

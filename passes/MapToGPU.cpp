@@ -30,6 +30,7 @@
 //===----------------------------------------------------------------------===//
 #include "lockstep/Passes/Passes.h"
 #include "lockstep/Reductions/Chunking.h"
+#include "lockstep/Reductions/Contraction.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -44,26 +45,11 @@ namespace lockstep {
 } // namespace lockstep
 
 using namespace mlir;
+using lockstep::rootOf;
 
 namespace {
 
 constexpr int64_t kBlock = 256;
-
-/// The allocation a memref value is a view of (through views and casts).
-Value rootOf(Value v) {
-  while (Operation *d = v.getDefiningOp()) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(d)) {
-      v = view.getViewSource();
-      continue;
-    }
-    if (auto cast = dyn_cast<memref::CastOp>(d)) {
-      v = cast.getSource();
-      continue;
-    }
-    break;
-  }
-  return v;
-}
 
 bool onStack(Value memref) {
   Operation *d = rootOf(memref).getDefiningOp();

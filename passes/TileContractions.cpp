@@ -319,9 +319,7 @@ struct TileContractionsPass
     linalg::GenericOp op = c.op;
     Location loc = op.getLoc();
     OpBuilder b(op);
-    SmallVector<Value> sizes;
-    for (Range r : cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc))
-      sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
+    SmallVector<Value> sizes = lockstep::loopSizes(b, op);
     auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v).getResult(); };
     Value gridZ = cst(1);
     for (unsigned d : c.batch)

@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -10,17 +11,6 @@
 using namespace mlir;
 
 namespace {
-
-Value rootOf(Value v) {
-  while (Operation *d = v.getDefiningOp()) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(d)) {
-      v = view.getViewSource();
-      continue;
-    }
-    break;
-  }
-  return v;
-}
 
 /// The loop dim of `map`'s last result, if it is a dim.
 std::optional<unsigned> lastDim(AffineMap map) {
@@ -43,6 +33,29 @@ std::optional<unsigned> ownDim(AffineMap mine, AffineMap other, AffineMap out) {
 }
 
 } // namespace
+
+Value lockstep::rootOf(Value v) {
+  while (Operation *d = v.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(d)) {
+      v = view.getViewSource();
+      continue;
+    }
+    if (auto cast = dyn_cast<memref::CastOp>(d)) {
+      v = cast.getSource();
+      continue;
+    }
+    break;
+  }
+  return v;
+}
+
+SmallVector<Value> lockstep::loopSizes(OpBuilder &b, linalg::GenericOp op) {
+  Location loc = op.getLoc();
+  SmallVector<Value> sizes;
+  for (Range r : cast<linalg::LinalgOp>(op.getOperation()).createLoopRanges(b, loc))
+    sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
+  return sizes;
+}
 
 bool lockstep::readsDim(AffineMap map, unsigned dim) {
   for (AffineExpr e : map.getResults())

@@ -42,6 +42,12 @@ struct Contraction {
 /// with an input. Otherwise nullopt.
 std::optional<Contraction> matchContraction(mlir::linalg::GenericOp op);
 
+/// The buffer a memref value is a view of (through views and casts).
+mlir::Value rootOf(mlir::Value v);
+
+/// Each loop dim's extent, built at `b` before `op`.
+llvm::SmallVector<mlir::Value> loopSizes(mlir::OpBuilder &b, mlir::linalg::GenericOp op);
+
 /// Whether `map` has loop dim `dim` among its results.
 bool readsDim(mlir::AffineMap map, unsigned dim);
 
