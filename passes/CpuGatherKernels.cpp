@@ -336,9 +336,14 @@ private:
     map.map(blk->getArguments().back(), acc);
     for (Operation &o : blk->without_terminator()) {
       if (auto idx = dyn_cast<linalg::IndexOp>(o)) {
+        // Lane indices used only as a load's index are read there (above).
+        bool onlyIndexes = llvm::all_of(idx->getUses(), [](OpOperand &u) {
+          auto load = dyn_cast<memref::LoadOp>(u.getOwner());
+          return load && u.get() != load.getMemRef();
+        });
         if (idx.getDim() != g.lane || width == 1) {
           map.map(idx.getResult(), dims[idx.getDim()]);
-        } else {
+        } else if (!onlyIndexes) {
           SmallVector<int64_t> steps;
           for (int64_t u = 0; u < width; ++u)
             steps.push_back(u);
