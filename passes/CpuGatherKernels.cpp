@@ -372,9 +372,9 @@ private:
             if (isIndexOf(v, g.lane))
               i.push_back(laneIdx(u));
             else if (vary(v))
-              i.push_back(vector::ExtractOp::create(b, loc, map.lookup(v), u));
+              i.push_back(vector::ExtractOp::create(b, loc, map.lookupOrDefault(v), u));
             else
-              i.push_back(map.lookup(v));
+              i.push_back(map.lookupOrDefault(v));
           }
           return i;
         };

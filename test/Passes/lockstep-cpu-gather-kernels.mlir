@@ -122,25 +122,28 @@ func.func @values(%p: memref<1x2x2x?x?x64xf32>, %rows: memref<?x?x64xi64, stride
 #o = affine_map<(i, e, c) -> (i, e)>
 
 // 12 value columns: one vector a block (vectors capped at 12 / 8), the
-// second block's 4 columns one at a time with the scalar body.
+// second block's 4 columns one at a time with the scalar body. The pool's
+// head index is a constant defined outside the body.
 // CHECK-LABEL: func.func @values_tail
 // CHECK: arith.ceildivui %c12, %c8
 // CHECK: scf.if
 // CHECK: scf.for {{.*}} -> (vector<8xf32>)
+// CHECK: vector.load %arg2[%{{.*}}, %c0, %{{.*}}] : memref<?x1x12xf32>, vector<8xf32>
 // CHECK: } else {
 // CHECK: scf.for {{.*}} step %c8
 // CHECK: scf.for %[[E:.*]] = %{{.*}} to %c12 step %c1
 // CHECK: scf.for {{.*}} -> (f32)
-// CHECK: memref.load %arg2[%{{.*}}, %[[E]]] : memref<?x12xf32>
+// CHECK: memref.load %arg2[%{{.*}}, %c0, %[[E]]] : memref<?x1x12xf32>
 // CHECK: math.fma %{{.*}}, %{{.*}}, %{{.*}} : f32
-func.func @values_tail(%p: memref<?x32xf32>, %rows: memref<?x32xi64>, %pool: memref<?x12xf32>,
+func.func @values_tail(%p: memref<?x32xf32>, %rows: memref<?x32xi64>, %pool: memref<?x1x12xf32>,
                        %out: memref<?x12xf32>) {
+  %c0 = arith.constant 0 : index
   linalg.generic {indexing_maps = [#p, #r, #o], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%p, %rows : memref<?x32xf32>, memref<?x32xi64>) outs(%out : memref<?x12xf32>) {
   ^bb0(%in: f32, %row: i64, %acc: f32):
     %e = linalg.index 1 : index
     %ri = arith.index_cast %row : i64 to index
-    %v = memref.load %pool[%ri, %e] : memref<?x12xf32>
+    %v = memref.load %pool[%ri, %c0, %e] : memref<?x1x12xf32>
     %f = math.fma %in, %v, %acc : f32
     linalg.yield %f : f32
   }
