@@ -5,7 +5,9 @@
 // its factors from a memref at an index read from an input: the paged
 // attention's scores and value products) a vector of outputs at a time:
 // the lanes run over the output's last, contiguous, dim, each lane one
-// output, and the body is applied to all lanes at once, op by op. So each
+// output, and the body is applied to all lanes at once, op by op (a factor
+// read along the reduction dim, as a key row is, is loaded 8 steps at a time
+// and transposed into one vector of the lanes per step). So each
 // output still folds with the generic's own body, over the reduction dim in
 // increasing order, from its own value, in one thread; only which outputs
 // are computed together changes (see the pass's description in Passes.td).
@@ -62,6 +64,10 @@ struct Gather {
   SmallVector<unsigned> outer;  // the other (parallel) dims, in loop order
   int64_t vectors = 1;          // vectors of a work item's block of lanes
   DenseSet<Value> varying;      // body values that differ between lanes
+  /// Varying loads whose last index is `linalg.index red` (unit stride) and
+  /// whose other indices do not depend on red: each lane reads kLanes
+  /// consecutive reduction steps as one vector (see Emitter::tile).
+  DenseSet<Operation *> rowLoads;
 };
 
 /// Which body values differ between the lanes of `lane`: the output's
@@ -105,6 +111,26 @@ bool analyse(Gather &g) {
         return false;
     if (vary)
       g.varying.insert(o.getResult(0));
+  }
+  // Values that depend on the reduction step: its index, and inputs read
+  // at it.
+  DenseSet<Value> perStep;
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (lockstep::readsDim(op.getMatchingIndexingMap(in), g.red))
+      perStep.insert(body->getArgument(in->getOperandNumber()));
+  for (Operation &o : body->without_terminator()) {
+    auto idx = dyn_cast<linalg::IndexOp>(o);
+    if ((idx && idx.getDim() == g.red) ||
+        llvm::any_of(o.getOperands(), [&](Value v) { return perStep.contains(v); }))
+      perStep.insert(o.getResult(0));
+    auto load = dyn_cast<memref::LoadOp>(o);
+    if (!load || !g.varying.contains(load.getResult()) || !load.getType().isF32() ||
+        !unitLastStride(load.getMemRef()))
+      continue;
+    ValueRange ids = load.getIndices();
+    if (isIndexOf(ids.back(), g.red) &&
+        llvm::none_of(ids.drop_back(), [&](Value v) { return perStep.contains(v); }))
+      g.rowLoads.insert(load);
   }
   return g.varying.contains(body->getTerminator()->getOperand(0));
 }
@@ -253,16 +279,30 @@ private:
       accs.push_back(width == 1
                          ? memref::LoadOp::create(b, loc, out, outAt(b, s)).getResult()
                          : vector::LoadOp::create(b, loc, vt, out, outAt(b, s)).getResult());
-    auto loop = scf::ForOp::create(b, loc, cst(b, loc, 0), sizes[g.red], cst(b, loc, 1), accs);
+    // With row loads and a static reduction of whole tiles, kLanes steps a
+    // loop iteration: each lane's kLanes steps of a row load read as one
+    // vector, transposed to a vector of the lanes for each step; the steps
+    // still run one after another, in order, for every accumulator.
+    int64_t red = g.op.getStaticLoopRanges()[g.red];
+    bool tiled = width == kLanes && !g.rowLoads.empty() && !ShapedType::isDynamic(red) &&
+                 red % kLanes == 0;
+    int64_t step = tiled ? kLanes : 1;
+    auto loop = scf::ForOp::create(b, loc, cst(b, loc, 0), sizes[g.red], cst(b, loc, step), accs);
     {
       OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-      dims[g.red] = loop.getInductionVar();
-      SmallVector<Value> next;
-      for (auto [v, s] : llvm::enumerate(starts)) {
-        dims[g.lane] = s;
-        next.push_back(body(lb, loc, dims, width, loop.getRegionIterArgs()[v]));
+      SmallVector<Value> cur(loop.getRegionIterArgs());
+      SmallVector<DenseMap<Operation *, SmallVector<Value>>> tiles(starts.size());
+      for (int64_t t = 0; t < step; ++t) {
+        dims[g.red] = t == 0 ? loop.getInductionVar()
+                             : arith::AddIOp::create(lb, loc, loop.getInductionVar(),
+                                                     cst(lb, loc, t))
+                                   .getResult();
+        for (auto [v, s] : llvm::enumerate(starts)) {
+          dims[g.lane] = s;
+          cur[v] = body(lb, loc, dims, width, cur[v], tiled ? &tiles[v] : nullptr, t);
+        }
       }
-      scf::YieldOp::create(lb, loc, next);
+      scf::YieldOp::create(lb, loc, cur);
     }
     for (auto [v, s] : llvm::enumerate(starts)) {
       if (width == 1)
@@ -270,6 +310,37 @@ private:
       else
         vector::StoreOp::create(b, loc, loop.getResult(v), out, outAt(b, s));
     }
+  }
+
+  /// The 8x8 transpose of `rows` (8 vector<8xT>): result s holds element s
+  /// of every row, row u in lane u. Shuffles only (unpack, shufps and
+  /// vperm2f128 on AVX2), so every element keeps its bits.
+  static SmallVector<Value> transpose8(OpBuilder &b, Location loc, ArrayRef<Value> r) {
+    auto shuf = [&](Value x, Value y, ArrayRef<int64_t> mask) -> Value {
+      return vector::ShuffleOp::create(b, loc, x, y, mask);
+    };
+    const SmallVector<int64_t> lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
+    const SmallVector<int64_t> pairLo = {0, 1, 8, 9, 4, 5, 12, 13},
+                               pairHi = {2, 3, 10, 11, 6, 7, 14, 15};
+    const SmallVector<int64_t> halfLo = {0, 1, 2, 3, 8, 9, 10, 11},
+                               halfHi = {4, 5, 6, 7, 12, 13, 14, 15};
+    SmallVector<Value> a(8), c(8), out(8);
+    for (int p = 0; p < 4; ++p) {
+      a[2 * p] = shuf(r[2 * p], r[2 * p + 1], lo);
+      a[2 * p + 1] = shuf(r[2 * p], r[2 * p + 1], hi);
+    }
+    // c[4h + q]: columns q and q + 4 of rows 4h .. 4h + 3.
+    for (int h = 0; h < 2; ++h) {
+      c[4 * h + 0] = shuf(a[4 * h + 0], a[4 * h + 2], pairLo);
+      c[4 * h + 1] = shuf(a[4 * h + 0], a[4 * h + 2], pairHi);
+      c[4 * h + 2] = shuf(a[4 * h + 1], a[4 * h + 3], pairLo);
+      c[4 * h + 3] = shuf(a[4 * h + 1], a[4 * h + 3], pairHi);
+    }
+    for (int q = 0; q < 4; ++q) {
+      out[q] = shuf(c[q], c[4 + q], halfLo);
+      out[q + 4] = shuf(c[q], c[4 + q], halfHi);
+    }
+    return out;
   }
 
   /// `v`'s lanes as a vector: a varying value as it is, a uniform one
@@ -299,7 +370,12 @@ private:
   /// point `dims`, the output's values `acc`: each op once, on scalars when
   /// its operands are the same for all lanes, else on vectors (elementwise
   /// ops on vector<width x T>, loads as above). Returns the yielded value.
-  Value body(OpBuilder &b, Location loc, ArrayRef<Value> dims, int64_t width, Value acc) {
+  /// With `tiles`, the row loads of step `t` of a tile: at t = 0 each lane's
+  /// kLanes steps are loaded and transposed into `tiles` (their other indices
+  /// do not depend on the step, so t = 0's serve the tile), and step t reads
+  /// vector t.
+  Value body(OpBuilder &b, Location loc, ArrayRef<Value> dims, int64_t width, Value acc,
+             DenseMap<Operation *, SmallVector<Value>> *tiles = nullptr, int64_t t = 0) {
     linalg::GenericOp op = g.op;
     Block *blk = op.getBlock();
     IRMapping map;
@@ -378,6 +454,19 @@ private:
           }
           return i;
         };
+        if (tiles && g.rowLoads.contains(load)) {
+          SmallVector<Value> &tile = (*tiles)[load];
+          if (t == 0) {
+            auto vt = VectorType::get({width}, elt);
+            SmallVector<Value> rows;
+            for (int64_t u = 0; u < width; ++u)
+              rows.push_back(vector::LoadOp::create(
+                  b, loc, vt, map.lookupOrDefault(load.getMemRef()), laneAt(u)));
+            tile = transpose8(b, loc, rows);
+          }
+          map.map(load.getResult(), tile[t]);
+          continue;
+        }
         map.map(load.getResult(), loadLanes(b, loc, map.lookupOrDefault(load.getMemRef()),
                                             width, laneAt, contiguous, elt));
         continue;

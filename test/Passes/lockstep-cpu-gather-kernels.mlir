@@ -6,12 +6,14 @@
 
 // The paged attention's scores: the key of position k read from the pool at
 // row rows[i, k], scaled, fma'd with q over d. Lanes over k (the output's
-// last index), 2 vectors of 8 keys a work item: for each d from 0, q[d] is
-// loaded once and broadcast; the rows of the 8 keys are one vector load,
-// and each key a scalar load at its row, gathered into a vector; the scale
-// is a scalar, broadcast to the product; then the body's fma, q first. A
-// last block of fewer than 16 keys runs 8 keys at a time, then one key at a
-// time with the generic's scalar body.
+// last index), 2 vectors of 8 keys a work item. The key load's last index is
+// d, so each key's 8 steps d0 .. d0 + 7 are one vector load at its row (the
+// rows of 8 keys are one vector load), and the 8 x 8 tile is transposed with
+// shuffles into a vector of the 8 keys for each d. Then, for each d from d0
+// in order: q[d] loaded and broadcast, the keys scaled by the broadcast
+// scalar scale, and the body's fma, q first, into each accumulator. A last
+// block of fewer than 16 keys runs 8 keys at a time the same way, then one
+// key at a time with the generic's scalar body.
 // CHECK-LABEL: func.func @scores
 // CHECK-NOT: linalg.generic
 // CHECK: %[[L:.*]] = memref.dim %arg1, %c1
@@ -23,32 +25,45 @@
 // CHECK: %[[K1:.*]] = arith.addi %[[K0]], %c8
 // CHECK: %[[A0:.*]] = vector.load %arg4[{{.*}}, %[[K0]]] : memref<1x2x2x?x?xf32>, vector<8xf32>
 // CHECK: %[[A1:.*]] = vector.load %arg4[{{.*}}, %[[K1]]] : memref<1x2x2x?x?xf32>, vector<8xf32>
-// CHECK: %[[R:.*]]:2 = scf.for %[[D:.*]] = %c0{{.*}} to %c16 step %c1{{.*}} iter_args(%[[ACC0:.*]] = %[[A0]], %[[ACC1:.*]] = %[[A1]])
+// CHECK: %[[R:.*]]:2 = scf.for %[[D:.*]] = %c0{{.*}} to %c16 step %c8{{.*}} iter_args(%[[ACC0:.*]] = %[[A0]], %[[ACC1:.*]] = %[[A1]])
 // CHECK: %[[Q:.*]] = memref.load %arg0[{{.*}}, %[[D]]] : memref<1x2x2x?x16xf32>
 // CHECK: %[[ROWS:.*]] = vector.load %arg1[%{{.*}}, %[[K0]]] : memref<?x?xi64>, vector<8xi64>
 // CHECK: %[[RI:.*]] = arith.index_cast %[[ROWS]] : vector<8xi64> to vector<8xindex>
 // CHECK: %[[R0:.*]] = vector.extract %[[RI]][0]
-// CHECK: %[[X0:.*]] = memref.load %arg2[%[[R0]], %{{.*}}, %[[D]]]
+// CHECK: %[[X0:.*]] = vector.load %arg2[%[[R0]], %{{.*}}, %[[D]]] : memref<?x2x16xf32>, vector<8xf32>
+// CHECK: %[[X1:.*]] = vector.load %arg2[%{{.*}}, %{{.*}}, %[[D]]] : memref<?x2x16xf32>, vector<8xf32>
 // CHECK: %[[R7:.*]] = vector.extract %[[RI]][7]
-// CHECK: %[[X7:.*]] = memref.load %arg2[%[[R7]], %{{.*}}, %[[D]]]
-// CHECK: %[[KEYS:.*]] = vector.from_elements %[[X0]], {{.*}}, %[[X7]] : vector<8xf32>
+// CHECK: vector.load %arg2[%[[R7]], %{{.*}}, %[[D]]]
+// CHECK: %[[LO:.*]] = vector.shuffle %[[X0]], %[[X1]] [0, 8, 1, 9, 4, 12, 5, 13]
+// CHECK: %[[T0:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11]
+// CHECK: %[[T4:.*]] = vector.shuffle %{{.*}}, %{{.*}} [4, 5, 6, 7, 12, 13, 14, 15]
+// CHECK: %[[T1:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11]
 // CHECK: %[[S:.*]] = memref.load %arg3[] : memref<f32>
 // CHECK: %[[SV:.*]] = vector.broadcast %[[S]] : f32 to vector<8xf32>
-// CHECK: %[[KS:.*]] = arith.mulf %[[KEYS]], %[[SV]] : vector<8xf32>
+// CHECK: %[[KS:.*]] = arith.mulf %[[T0]], %[[SV]] : vector<8xf32>
 // CHECK: %[[QV:.*]] = vector.broadcast %[[Q]] : f32 to vector<8xf32>
 // CHECK: %[[F0:.*]] = math.fma %[[QV]], %[[KS]], %[[ACC0]] : vector<8xf32>
 // CHECK: vector.load %arg1[%{{.*}}, %[[K1]]] : memref<?x?xi64>, vector<8xi64>
-// CHECK: %[[F1:.*]] = math.fma %{{.*}}, %{{.*}}, %[[ACC1]] : vector<8xf32>
-// CHECK: scf.yield %[[F0]], %[[F1]]
+// CHECK: %[[G0:.*]] = math.fma %{{.*}}, %{{.*}}, %[[ACC1]] : vector<8xf32>
+// CHECK: %[[D1:.*]] = arith.addi %[[D]], %c1
+// CHECK: memref.load %arg0[{{.*}}, %[[D1]]] : memref<1x2x2x?x16xf32>
+// CHECK: arith.mulf %[[T1]], %{{.*}} : vector<8xf32>
+// CHECK: %[[F1:.*]] = math.fma %{{.*}}, %{{.*}}, %[[F0]] : vector<8xf32>
+// CHECK: math.fma %{{.*}}, %{{.*}}, %[[G0]] : vector<8xf32>
+// CHECK: %[[D7:.*]] = arith.addi %[[D]], %c7
+// CHECK: memref.load %arg0[{{.*}}, %[[D7]]] : memref<1x2x2x?x16xf32>
+// CHECK: %[[F7:.*]] = math.fma
+// CHECK: %[[G7:.*]] = math.fma
+// CHECK: scf.yield %[[F7]], %[[G7]]
 // CHECK: vector.store %[[R]]#0, %arg4[{{.*}}, %[[K0]]]
 // CHECK: vector.store %[[R]]#1, %arg4[{{.*}}, %[[K1]]]
 // CHECK: } else {
 // CHECK: scf.for %[[V:.*]] = %[[K0]] to %{{.*}} step %c8
-// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>)
-// CHECK: vector.from_elements
+// CHECK: scf.for {{.*}} step %c8{{.*}} iter_args({{.*}}) -> (vector<8xf32>)
+// CHECK: vector.shuffle
 // CHECK: scf.for %[[K:.*]] = %{{.*}} to %[[L]] step %c1
 // CHECK: %[[INIT:.*]] = memref.load %arg4[{{.*}}, %[[K]]]
-// CHECK: scf.for %[[DS:.*]] = {{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32)
+// CHECK: scf.for %[[DS:.*]] = {{.*}} step %c1{{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32)
 // CHECK: %[[RS:.*]] = memref.load %arg1[%{{.*}}, %[[K]]] : memref<?x?xi64>
 // CHECK: %[[RSI:.*]] = arith.index_cast %[[RS]] : i64 to index
 // CHECK: memref.load %arg2[%[[RSI]], %{{.*}}, %[[DS]]]

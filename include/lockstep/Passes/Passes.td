@@ -577,8 +577,14 @@ def CpuGatherKernels : Pass<"lockstep-cpu-gather-kernels", "mlir::func::FuncOp">
     `linalg.index l` (and the others the same for every lane) is one vector
     load (the value row's `e`, contiguous), any other varying load one
     scalar load per lane gathered into a vector (the key rows of 8 keys); an
-    input read at `l` is loaded the same way. At the end the accumulators
-    are stored. A last block not filling `8 · vectors` lanes folds a
+    input read at `l` is loaded the same way. A varying f32 load whose last
+    index is `linalg.index r` (unit stride) and whose other indices do not
+    depend on `r` (the key rows: `keys[rows[i, k], hk, d]`) is read a tile
+    at a time when `r`'s extent is static and a multiple of 8: the loop
+    then steps `r` by 8, each lane's 8 steps are one vector load, the 8 x 8
+    tile is transposed with shuffles (moves, no arithmetic) into one vector
+    of the lanes per step, and the 8 steps run one after another, in
+    order, for every accumulator. At the end the accumulators are stored. A last block not filling `8 · vectors` lanes folds a
     vector at a time, and its last lanes, fewer than 8, one at a time with
     the generic's scalar body.
 
@@ -597,9 +603,10 @@ def CpuGatherKernels : Pass<"lockstep-cpu-gather-kernels", "mlir::func::FuncOp">
 
     Example: the scores above with `vectors=8` become `scf.parallel (%p) =
     (0) to (B·Hk·G·T · ceil(L/64))`, whose items run `scf.if (full block) {
-    scf.for %d iter_args(8 x vector<8xf32>) { 64 rows, 64 scalar key loads,
-    vector.from_elements, math.fma (broadcast q, keys, acc) } } else {8 keys
-    at a time, then one}`.
+    scf.for %d step 8 iter_args(8 x vector<8xf32>) { 64 rows, 64 vector
+    loads of 8 steps of a key, 8 transposes; 8 times: math.fma (broadcast
+    q[d], keys at d, acc) for each accumulator } } else {8 keys at a time,
+    then one}`.
   }];
   let options = [
     Option<"vectors", "vectors", "int64_t", /*default=*/"8",
