@@ -103,7 +103,11 @@ bool analyse(Gather &g) {
         return false;
     } else if (!isMemoryEffectFree(&o)) {
       return false;
-    } else if (vary && !o.hasTrait<OpTrait::Vectorizable>()) {
+    } else if (vary && (!o.hasTrait<OpTrait::Vectorizable>() ||
+                        !(isa<arith::ArithDialect>(o.getDialect()) || isa<math::FmaOp>(o)))) {
+      // Only ops whose vector form is exactly the scalar one per lane: arith
+      // and the contract's fma (another math op on vectors could lower to
+      // another expansion than its scalar form, e.g. an intrinsic vs libm).
       return false;
     }
     for (Value v : o.getOperands())

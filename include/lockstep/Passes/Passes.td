@@ -572,7 +572,8 @@ def CpuGatherKernels : Pass<"lockstep-cpu-gather-kernels", "mlir::func::FuncOp">
     increasing order, applies the generic's body to all lanes at once, op by
     op: an op whose operands are the same for every lane (they do not
     depend on `l`: `q`, `p`, `rows` of the value product, the key scale)
-    runs once on scalars; another, elementwise (arith, math), runs on
+    runs once on scalars; another, elementwise (arith, or math.fma: ops
+    whose vector form lowers to the scalar form per lane), runs on
     `vector<8xT>` with the others broadcast; a load whose last index is
     `linalg.index l` (and the others the same for every lane) is one vector
     load (the value row's `e`, contiguous), any other varying load one
@@ -598,8 +599,8 @@ def CpuGatherKernels : Pass<"lockstep-cpu-gather-kernels", "mlir::func::FuncOp">
     A generic is left alone (to convert-linalg-to-parallel-loops) when its
     body has an op with regions or several results, a side effect other
     than a load, a load from the output's buffer, or a varying op that is
-    neither a load nor elementwise; or when an input shares the output's
-    buffer.
+    neither a load nor an elementwise arith op or math.fma; or when an input
+    shares the output's buffer.
 
     Example: the scores above with `vectors=8` become `scf.parallel (%p) =
     (0) to (B·Hk·G·T · ceil(L/64))`, whose items run `scf.if (full block) {
