@@ -24,6 +24,7 @@ namespace lockstep {
 using namespace mlir;
 using lockstep::Contraction;
 using lockstep::indicesOf;
+using lockstep::parallelOver;
 
 namespace {
 
@@ -66,27 +67,6 @@ constexpr int64_t kMaxPackBytes = 64 * 1024; // the largest packed weight panel
 
 Value cst(OpBuilder &bld, Location loc, int64_t v) {
   return arith::ConstantIndexOp::create(bld, loc, v);
-}
-
-/// An scf.parallel of one dim over the points of `extents` (row-major), so
-/// that lockstep-outline-parallel makes a work item of each point. Returns
-/// a builder in its body and each extent's index.
-std::pair<OpBuilder, SmallVector<Value>> parallelOver(OpBuilder &b, Location loc,
-                                                      ArrayRef<Value> extents) {
-  Value total = cst(b, loc, 1);
-  for (Value e : extents)
-    total = arith::MulIOp::create(b, loc, total, e);
-  Value zero = cst(b, loc, 0), one = cst(b, loc, 1);
-  auto par = scf::ParallelOp::create(b, loc, ValueRange{zero}, ValueRange{total}, ValueRange{one});
-  OpBuilder pb = OpBuilder::atBlockTerminator(par.getBody());
-  SmallVector<Value> idx(extents.size());
-  Value rem = par.getInductionVars()[0];
-  for (int i = (int)extents.size() - 1; i >= 0; --i) {
-    idx[i] = i == 0 ? rem : arith::RemUIOp::create(pb, loc, rem, extents[i]).getResult();
-    if (i > 0)
-      rem = arith::DivUIOp::create(pb, loc, rem, extents[i]);
-  }
-  return {pb, idx};
 }
 
 /// Whether a column tile of the weights can be packed: k static and the

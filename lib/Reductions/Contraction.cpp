@@ -4,6 +4,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -141,4 +142,25 @@ Value lockstep::applyBody(OpBuilder &b, linalg::GenericOp op, Value x, Value y, 
   for (Operation &o : body->without_terminator())
     b.clone(o, map);
   return map.lookupOrDefault(body->getTerminator()->getOperand(0));
+}
+
+std::pair<OpBuilder, SmallVector<Value>>
+lockstep::parallelOver(OpBuilder &b, Location loc, ArrayRef<Value> extents) {
+  auto cst = [&](OpBuilder &bld, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(bld, loc, v);
+  };
+  Value total = cst(b, 1);
+  for (Value e : extents)
+    total = arith::MulIOp::create(b, loc, total, e);
+  Value zero = cst(b, 0), one = cst(b, 1);
+  auto par = scf::ParallelOp::create(b, loc, ValueRange{zero}, ValueRange{total}, ValueRange{one});
+  OpBuilder pb = OpBuilder::atBlockTerminator(par.getBody());
+  SmallVector<Value> idx(extents.size());
+  Value rem = par.getInductionVars()[0];
+  for (int i = (int)extents.size() - 1; i >= 0; --i) {
+    idx[i] = i == 0 ? rem : arith::RemUIOp::create(pb, loc, rem, extents[i]).getResult();
+    if (i > 0)
+      rem = arith::DivUIOp::create(pb, loc, rem, extents[i]);
+  }
+  return {pb, idx};
 }

@@ -547,6 +547,80 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def CpuGatherKernels : Pass<"lockstep-cpu-gather-kernels", "mlir::func::FuncOp"> {
+  let summary = "Compute each bufferized gather contraction a vector of outputs at a time";
+  let description = [{
+    Runs for `--target=cpu` on the bufferized step, next to
+    lockstep-cpu-microkernels and before convert-linalg-to-parallel-loops.
+    A gather contraction is a generic that folds over one reduction dim `r`
+    (its other dims parallel, every map a projected permutation) into one
+    f32 output, whose body yields `math.fma(x, y, out)` with `out` used
+    there only, and loads from a buffer at an index computed from an input's
+    value: the paged attention's scores (`dot[b, hk, g, i, k] = fold_d
+    fma(q[b, hk, g, i, d], keys[rows[i, k], hk, d] (· key_scale), dot)`)
+    and value products (`o[b, hk, g, i, j, e] = fold_c fma(p[b, hk, g, i, j,
+    c], values[rows[i, j, c], hk, e], o)`). As a generic it runs as scalar
+    code, one dependent fma chain per output.
+
+    The lane dim `l` is the output's last index (of unit stride, and at least
+    8 when static); every parallel dim must be written (one output per
+    point), and `r` must not be. Then the generic becomes an `scf.parallel`
+    of one dim over (point of the other parallel dims, block of `8 ·
+    vectors` lanes; `vectors` is capped at `l`'s static extent / 8). A work
+    item holds its block in `vectors` accumulators of `vector<8xf32>`,
+    `scf.for` iter_args loaded from the output, and for each `r` from 0, in
+    increasing order, applies the generic's body to all lanes at once, op by
+    op: an op whose operands are the same for every lane (they do not
+    depend on `l`: `q`, `p`, `rows` of the value product, the key scale)
+    runs once on scalars; another, elementwise (arith, or math.fma: ops
+    whose vector form lowers to the scalar form per lane), runs on
+    `vector<8xT>` with the others broadcast; a load whose last index is
+    `linalg.index l` (and the others the same for every lane) is one vector
+    load (the value row's `e`, contiguous), any other varying load one
+    scalar load per lane gathered into a vector (the key rows of 8 keys); an
+    input read at `l` is loaded the same way. A varying f32 load whose last
+    index is `linalg.index r` (unit stride) and whose other indices do not
+    depend on `r` (the key rows: `keys[rows[i, k], hk, d]`) is read a tile
+    at a time when `r`'s extent is static and a multiple of 8: the loop
+    then steps `r` by 8, each lane's 8 steps are one vector load, the 8 x 8
+    tile is transposed with shuffles (moves, no arithmetic) into one vector
+    of the lanes per step, and the 8 steps run one after another, in
+    order, for every accumulator. At the end the accumulators are stored. A last block not filling `8 · vectors` lanes folds a
+    vector at a time, and its last lanes, fewer than 8, one at a time with
+    the generic's scalar body.
+
+    Elementwise ops on vectors compute each lane as the scalar op would
+    (`math.fma` lowers to `llvm.intr.fma`, one rounding), so every output
+    is one lane, folded by one thread with the generic's own body, over `r`
+    in increasing order, from its own value: the bits are those of the
+    generic. Only which outputs are computed together changes: the lanes'
+    chains are independent, so they no longer wait on one another's fma.
+
+    A generic is left alone (to convert-linalg-to-parallel-loops) when its
+    body has an op with regions or several results, a side effect other
+    than a load, a load from the output's buffer, or a varying op that is
+    neither a load nor an elementwise arith op or math.fma; or when an input
+    shares the output's buffer.
+
+    Example: the scores above with `vectors=8` become `scf.parallel (%p) =
+    (0) to (B·Hk·G·T · ceil(L/64))`, whose items run `scf.if (full block) {
+    scf.for %d step 8 iter_args(8 x vector<8xf32>) { 64 rows, 64 vector
+    loads of 8 steps of a key, 8 transposes; 8 times: math.fma (broadcast
+    q[d], keys at d, acc) for each accumulator } } else {8 keys at a time,
+    then one}`.
+  }];
+  let options = [
+    Option<"vectors", "vectors", "int64_t", /*default=*/"8",
+           "vector<8xf32> accumulators of a block (independent chains)">,
+  ];
+  let statistics = [
+    Statistic<"numRewritten", "rewritten", "gather contractions computed on vector lanes">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def MapToGPU : Pass<"lockstep-map-to-gpu", "mlir::func::FuncOp"> {
   let summary = "Put every part of a bufferized step that touches data in a gpu.launch";
   let description = [{

@@ -62,6 +62,12 @@ llvm::SmallVector<mlir::Value> indicesOf(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value applyBody(mlir::OpBuilder &b, mlir::linalg::GenericOp op, mlir::Value x,
                       mlir::Value y, mlir::Value acc);
 
+/// An scf.parallel of one dim over the points of `extents` (row-major), so
+/// that lockstep-outline-parallel makes a work item of each point. Returns
+/// a builder in its body and each extent's index.
+std::pair<mlir::OpBuilder, llvm::SmallVector<mlir::Value>>
+parallelOver(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<mlir::Value> extents);
+
 } // namespace lockstep
 
 #endif
