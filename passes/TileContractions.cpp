@@ -1,14 +1,19 @@
 //===- TileContractions.cpp - The lockstep-tile-contractions pass ---------===//
 //
 // Gives each bufferized contraction (a linalg.generic with two inputs, one
-// output and one innermost reduction dim k of static length) a GPU launch
-// tiled for reuse: a block owns a BM x BN tile of (m, n) for one point of
-// the batch dims, stages BK values of k of both inputs in workgroup memory,
-// and each thread folds its TM x TN outputs over them with the generic's
-// body, k increasing, from the output's own value. So each output's fold is
-// the generic's, and only which thread computes it changes (see the pass's
-// description in Passes.td). The host picks the tiled launch or the plain
-// generic (a point a thread, lockstep-map-to-gpu) from the sizes of the call.
+// output and one innermost reduction dim k of static length) GPU launches
+// tiled for reuse, one per tile shape below, and the host code that picks
+// one from the call's rows (or keeps the plain generic, a point a thread,
+// for lockstep-map-to-gpu). A block owns a BM x BN tile of (m, n) for one
+// point of the batch dims, stages BK values of k of both inputs in workgroup
+// memory, and each thread folds its TM x TN outputs over them with the
+// generic's body, k increasing, from the output's own value. So each
+// output's fold is the generic's, and only which thread computes it changes
+// (see the pass's description in Passes.td). Few rows take plain tiles (an
+// output, or 4 rows of a column, a thread; scalar loads); many rows take
+// register-blocked ones (4x8 or 8x8 outputs a thread in groups of 4,
+// vector<4> loads where the operands allow, double-buffered workgroup
+// tiles). The kernels are built by lockstep/GPU/ContractionKernel.h.
 //
 //===----------------------------------------------------------------------===//
 #include "lockstep/Passes/Passes.h"
