@@ -66,7 +66,7 @@ mlir::LogicalResult lockstep::buildCUDACodegenPipeline(mlir::OpPassManager &pm,
       "func.func(lockstep-lower-copies, lockstep-reductions-innermost, lockstep-tile-contractions,"
       " convert-linalg-to-parallel-loops, lockstep-map-to-gpu),"
       "gpu-launch-sink-index-computations, gpu-kernel-outlining,"
-      "gpu.module(lockstep-gpu-exact-math),"
+      "gpu.module(lockstep-gpu-exact-math, lockstep-align-workgroup-memory),"
       "nvvm-attach-target{chip=" + options.chip + " O=3},"
       "gpu.module(expand-strided-metadata, lower-affine, convert-scf-to-cf,"
       " convert-gpu-to-nvvm, canonicalize, cse),"

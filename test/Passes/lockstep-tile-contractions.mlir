@@ -8,15 +8,27 @@
 // compute, the host launches a tiled kernel chosen by the rows: one row,
 // 1x64 tiles of 64 threads (an output each); up to 8, 8x64 tiles of 64x2
 // threads; up to 64, 16x64 tiles of 64x4 threads (all three staging 64
-// values of k a step); above, 64x64 tiles of 16x16 threads staging 16. Each
-// thread's outputs start from the output's values, fold with the generic's
-// own fma over k in increasing order (the outer loop in steps of BK, the
-// inner one by 1), and are stored only where in range. The tiles are
-// software-pipelined: the first step's shares are loaded before the loop;
-// each step stores the carried shares into workgroup memory, waits, loads
-// the next step's (k0 + BK, or its own again on the last step: min with
-// 128 - BK) and then folds. Otherwise the generic stays, for
-// lockstep-map-to-gpu.
+// values of k a step, element by element, in one workgroup buffer padded by
+// 1); up to 256, 64x128 register-blocked tiles of 16x16 threads with 4x8
+// outputs each; above, 128x128 ones with 8x8, both staging 8 values of k.
+// Each thread's outputs start from the output's values, fold with the
+// generic's own fma over k in increasing order (the outer loop in steps of
+// BK, the inner one by 1, or by 2 unrolled twice), and are stored only
+// where in range. The plain tiles are software-pipelined: the first step's
+// shares are loaded before the loop; each step stores the carried shares
+// into workgroup memory, waits, loads the next step's (k0 + BK, or its own
+// again on the last step: min with 128 - BK) and then folds. Otherwise the
+// generic stays, for lockstep-map-to-gpu.
+//
+// The register-blocked tiles: X (k last) and W (n last), of 32-bit
+// elements with static last sizes that 4 divides, travel as aligned
+// vector<4xf32>s, X's stored element by element into the k-major tile (4 k
+// of one row), W's as one vector. Both tiles are double-buffered
+// (2 x 8 x (extent + 4)): the first step is stored into buffer 0 before the
+// loop; each step loads the next step's vectors, folds from buffer
+// (k0 / 8) % 2 reading each group of 4 rows or columns as one vector,
+// stores the next step into the other buffer, and waits once. The outputs
+// (n last, 96 divisible by 4) are read and written as guarded vector<4>s.
 // CHECK-LABEL: func.func @projection
 // CHECK: %[[T:.*]] = memref.dim %arg0, %c0
 // CHECK: arith.cmpi ugt, %[[T]], %c0
@@ -46,26 +58,65 @@
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c128{{.*}} step %c64
 // CHECK-COUNT-4: math.fma
 // CHECK-NOT: math.fma
+// CHECK-NOT: vector.
 // CHECK: gpu.terminator
 // CHECK: } else {
-// CHECK: %[[GX:.*]] = arith.ceildivui %c96{{.*}}, %c64
-// CHECK: %[[GY:.*]] = arith.ceildivui %[[T]], %c64
-// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[GX]], %{{.*}} = %[[GY]], %{{.*}} = %c1{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c16{{.*}}, %{{.*}} = %c16{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%[[AT:.*]] : memref<16x65xf32, #gpu.address_space<workgroup>>, %[[BT:.*]] : memref<16x65xf32, #gpu.address_space<workgroup>>)
-// CHECK-COUNT-4: memref.load %arg0
-// CHECK-COUNT-4: memref.load %arg1
-// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c128{{.*}} step %c16{{.*}} iter_args
+// CHECK: %[[MID:.*]] = arith.cmpi ule, %[[T]], %c256
+// CHECK: scf.if %[[MID]] {
+// CHECK: %[[MY:.*]] = arith.ceildivui %[[T]], %c64
+// CHECK: gpu.launch {{.*}} in (%{{.*}} = %{{.*}}, %{{.*}} = %[[MY]], %{{.*}} = %c1{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c16{{.*}}, %{{.*}} = %c16{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%{{.*}} : memref<2x8x68xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x8x132xf32, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-8: vector.load %arg2
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c2{{.*}} iter_args
+// CHECK-COUNT-3: vector.load %arg{{[0-9]+}}[
+// CHECK-COUNT-32: math.fma
+// CHECK-COUNT-3: vector.load %arg{{[0-9]+}}[
+// CHECK-COUNT-32: math.fma
+// CHECK-NOT: math.fma
+// CHECK-COUNT-8: vector.store %{{.*}}, %arg2
+// CHECK: gpu.terminator
+// CHECK: } else {
+// CHECK: %[[GX:.*]] = arith.ceildivui %c96{{.*}}, %c128
+// CHECK: %[[GY:.*]] = arith.ceildivui %[[T]], %c128
+// CHECK: gpu.launch blocks(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %[[GX]], %{{.*}} = %[[GY]], %{{.*}} = %c1{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c16{{.*}}, %{{.*}} = %c16{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%[[AT:[a-z0-9_]+]] : memref<2x8x132xf32, #gpu.address_space<workgroup>>, %[[BT:[a-z0-9_]+]] : memref<2x8x132xf32, #gpu.address_space<workgroup>>)
+// The outputs' own values: 8 rows by 2 groups of 4 columns, guarded.
+// CHECK: %[[IN:.*]] = arith.andi
+// CHECK: scf.if %[[IN]] -> (vector<4xf32>) {
+// CHECK-NEXT: vector.load %arg2[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x96xf32>, vector<4xf32>
+// CHECK: } else {
+// CHECK: scf.yield %cst{{.*}} : vector<4xf32>
+// CHECK-COUNT-15: vector.load %arg2[
+// The first step: a vector of X along k and one of W along n a thread.
+// CHECK: vector.load %arg0[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x128xf32>, vector<4xf32>
+// CHECK: vector.load %arg1[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<128x96xf32>, vector<4xf32>
 // CHECK-NOT: memref.load %arg
-// CHECK: memref.store %{{.*}}, %[[AT]]
-// CHECK: memref.store %{{.*}}, %[[BT]]
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[AT]][%c0{{[_0-9]*}}, %{{.*}}, %{{.*}}] : memref<2x8x132xf32
+// CHECK: vector.store %{{.*}}, %[[BT]][%c0{{[_0-9]*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64}
 // CHECK: gpu.barrier
-// CHECK: arith.minui %{{.*}}, %c112
-// CHECK-COUNT-4: memref.load %arg0
-// CHECK-COUNT-4: memref.load %arg1
-// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c16{{.*}} step %c1{{.*}} iter_args
-// CHECK-COUNT-16: math.fma
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c128{{.*}} step %c8{{.*}} iter_args
+// CHECK-NOT: gpu.barrier
+// CHECK: %[[BUF:.*]] = arith.remui %{{.*}}, %c2
+// CHECK: %[[OTHER:.*]] = arith.subi %c1{{.*}}, %[[BUF]]
+// CHECK: arith.minui %{{.*}}, %c120
+// CHECK: vector.load %arg0
+// CHECK: vector.load %arg1
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c2{{.*}} iter_args
+// CHECK-COUNT-2: vector.load %[[AT]][%[[BUF]], %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<2x8x132xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-COUNT-2: vector.load %[[BT]][%[[BUF]], %{{.*}}, %{{.*}}] {alignment = 16 : i64}
+// CHECK-COUNT-64: math.fma
+// CHECK-COUNT-2: vector.load %[[AT]][%[[BUF]]
+// CHECK-COUNT-2: vector.load %[[BT]][%[[BUF]]
+// CHECK-COUNT-64: math.fma
+// CHECK-NOT: math.fma
 // CHECK: scf.yield
+// CHECK-NOT: gpu.barrier
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[AT]][%[[OTHER]], %{{.*}}, %{{.*}}]
+// CHECK: vector.store %{{.*}}, %[[BT]][%[[OTHER]], %{{.*}}, %{{.*}}] {alignment = 16 : i64}
 // CHECK: gpu.barrier
-// CHECK-COUNT-16: memref.store %{{.*}}, %arg2
+// CHECK: scf.yield
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT: vector.from_elements
+// CHECK-NEXT: vector.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<?x96xf32>, vector<4xf32>
+// CHECK-COUNT-15: vector.store %{{.*}}, %arg2[
 // CHECK: gpu.terminator
 // CHECK: } else {
 // CHECK: linalg.generic
@@ -86,7 +137,10 @@ func.func @projection(%x: memref<?x128xf32>, %w: memref<128x96xf32>, %y: memref<
 // chunk dim j is read by both inputs, so it is a batch dim (grid z), the
 // tiles stage 8 values of k, and the weights stay bf16 in workgroup memory,
 // widened by the generic's body. The one-row tiles' A share (8 x 1 = 8
-// elements for 64 threads) is copied by the first 8 threads only.
+// elements for 64 threads) is copied by the first 8 threads only. In the
+// register-blocked tiles X still travels as vector<4xf32>s, but the 16-bit
+// weights element by element (4 a thread), read back from their tile as
+// vector<4xbf16>s; the partials (n not last: [t, n, j]) element by element.
 // CHECK-LABEL: func.func @partial
 // CHECK: %[[Z:.*]] = arith.muli %c1{{.*}}, %c3
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}}, {{.*}}, %{{.*}} = %[[Z]]) threads
@@ -98,7 +152,13 @@ func.func @projection(%x: memref<?x128xf32>, %w: memref<128x96xf32>, %y: memref<
 // CHECK-NEXT: memref.store %{{.*}}, %{{.*}} : memref<8x2xf32, #gpu.address_space<workgroup>>
 // CHECK: arith.extf
 // CHECK: math.fma
-// CHECK: gpu.launch {{.*}} = %[[Z]]) threads({{.*}} = %c16{{[_0-9]*}}, %{{[a-z0-9]*}} = %c16{{[_0-9]*}}, {{.*}} workgroup(%{{.*}} : memref<8x65xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<8x65xbf16, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch {{.*}} = %[[Z]]) threads({{.*}} = %c16{{[_0-9]*}}, %{{[a-z0-9]*}} = %c16{{[_0-9]*}}, {{.*}} workgroup(%{{.*}} : memref<2x8x132xf32, #gpu.address_space<workgroup>>, %[[WT:[a-z0-9_]+]] : memref<2x8x132xbf16, #gpu.address_space<workgroup>>)
+// CHECK-NOT: vector.load %arg2
+// CHECK: vector.load %arg0[{{.*}}] {alignment = 16 : i64} : memref<?x3x8xf32>, vector<4xf32>
+// CHECK-COUNT-4: memref.load %arg1[{{.*}}] : memref<3x8x64xbf16>
+// CHECK-NOT: vector.load %arg1
+// CHECK: scf.for
+// CHECK: vector.load %[[WT]][{{.*}}] {alignment = 8 : i64} : memref<2x8x132xbf16, #gpu.address_space<workgroup>>, vector<4xbf16>
 func.func @partial(%x: memref<?x3x8xf32>, %w: memref<3x8x64xbf16>, %p: memref<?x64x3xf32>) {
   linalg.generic {indexing_maps = [affine_map<(t, n, j, k) -> (t, j, k)>,
                                    affine_map<(t, n, j, k) -> (j, k, n)>,
@@ -108,6 +168,81 @@ func.func @partial(%x: memref<?x3x8xf32>, %w: memref<3x8x64xbf16>, %p: memref<?x
   ^bb0(%a: f32, %b: bf16, %acc: f32):
     %e = arith.extf %b : bf16 to f32
     %f = math.fma %a, %e, %acc : f32
+    linalg.yield %f : f32
+  }
+  return
+}
+
+// -----
+
+// Transposed weights (`x @ W^T`, W[n, k] read through a swapped map): W's
+// last index is k, so in the register-blocked tiles it travels like X, as
+// vector<4xf32>s of 4 k of one column, stored element by element into the
+// k-major tile.
+// CHECK-LABEL: func.func @transposed
+// CHECK: gpu.launch {{.*}} workgroup(%[[AT:[a-z0-9_]+]] : memref<2x8x132xf32, #gpu.address_space<workgroup>>, %[[BT:[a-z0-9_]+]] : memref<2x8x132xf32, #gpu.address_space<workgroup>>)
+// CHECK: vector.load %arg0[{{.*}}] {alignment = 16 : i64} : memref<?x128xf32>, vector<4xf32>
+// CHECK: vector.load %arg1[{{.*}}] {alignment = 16 : i64} : memref<96x128xf32>, vector<4xf32>
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[AT]]
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[BT]]
+// CHECK-NOT: vector.store
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: vector.load %arg1[{{.*}}] {alignment = 16 : i64} : memref<96x128xf32>, vector<4xf32>
+// CHECK: vector.load %[[BT]]
+func.func @transposed(%x: memref<?x128xf32>, %w: memref<96x128xf32>, %y: memref<?x96xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(t, n, k) -> (t, k)>, affine_map<(t, n, k) -> (n, k)>,
+                                   affine_map<(t, n, k) -> (t, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x128xf32>, memref<96x128xf32>) outs(%y : memref<?x96xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %f = math.fma %p, %q, %acc : f32
+    linalg.yield %f : f32
+  }
+  return
+}
+
+// -----
+
+// Operands that cannot travel as vectors: 90 columns, which 4 does not
+// divide (a group of 4 could cross the end), so the weights are loaded
+// element by element (4 a thread, each guarded by its column, zero past
+// the end) and stored so into their tile, and the outputs are read and
+// written element by element, each guarded by its row and column. X still
+// travels as vector<4xf32>s. The fold reads both tiles as vectors all the
+// same (their layout is the kernel's own).
+// CHECK-LABEL: func.func @scalar
+// CHECK: gpu.launch {{.*}} workgroup(%[[AT:[a-z0-9_]+]] : memref<2x8x132xf32, #gpu.address_space<workgroup>>, %[[BT:[a-z0-9_]+]] : memref<2x8x132xf32, #gpu.address_space<workgroup>>)
+// CHECK-NOT: vector.load %arg2
+// CHECK: %[[IN:.*]] = arith.andi
+// CHECK: scf.if %[[IN]] -> (f32) {
+// CHECK-NEXT: memref.load %arg2[%{{.*}}, %{{.*}}] : memref<?x90xf32>
+// CHECK-COUNT-63: memref.load %arg2[
+// CHECK: vector.load %arg0[{{.*}}] {alignment = 16 : i64} : memref<?x128xf32>, vector<4xf32>
+// CHECK: %[[COL:.*]] = arith.cmpi ult, %{{.*}}, %c90
+// CHECK: scf.if %[[COL]] -> (f32) {
+// CHECK-NEXT: memref.load %arg1[%{{.*}}, %{{.*}}] : memref<128x90xf32>
+// CHECK-COUNT-3: memref.load %arg1[
+// CHECK-NOT: vector.load %arg1
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[AT]]
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[BT]]
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: vector.load %[[AT]]
+// CHECK: vector.load %[[BT]]
+// CHECK: gpu.barrier
+// CHECK: scf.if %{{.*}} {
+// CHECK-NEXT: memref.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}] : memref<?x90xf32>
+// CHECK-COUNT-63: memref.store %{{.*}}, %arg2[
+// CHECK-NOT: vector.store
+// CHECK: gpu.terminator
+func.func @scalar(%x: memref<?x128xf32>, %w: memref<128x90xf32>, %y: memref<?x90xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(t, n, k) -> (t, k)>, affine_map<(t, n, k) -> (k, n)>,
+                                   affine_map<(t, n, k) -> (t, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x128xf32>, memref<128x90xf32>) outs(%y : memref<?x90xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %f = math.fma %p, %q, %acc : f32
     linalg.yield %f : f32
   }
   return

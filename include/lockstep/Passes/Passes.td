@@ -427,28 +427,47 @@ def TileContractions : Pass<"lockstep-tile-contractions", "mlir::func::FuncOp"> 
     product. Every other parallel dim is a batch dim, mapped to grid z.
 
     It becomes a `gpu.launch` in which a block owns a tile of (m, n): the
-    block stages `BK` values of k of both inputs in workgroup memory, and
-    each thread folds its outputs (rows `ty + i·TY`, columns `tx + j·TX`)
-    over those k, in increasing k, starting from the output's value, with
-    the generic's own body. So every output folds over k from its init in
-    increasing k, exactly as the generic says: tiling changes which thread
-    computes an output and where its operands come from, never the order of
-    its fold. Rows and columns past the end read zeros and are never stored.
+    block stages `BK` values of k of both inputs in workgroup memory
+    (`tile[k][p]`), and each thread folds its outputs over those k, in
+    increasing k, starting from the output's value, with the generic's own
+    body. So every output folds over k from its init in increasing k, exactly
+    as the generic says: tiling changes which thread computes an output and
+    where its operands come from, never the order of its fold. Rows and
+    columns past the end read zeros and are never stored.
 
     The host picks the tile from the number of rows, each call: one row
     (decode of one request) takes 1x64 tiles of 64 threads, an output each;
     up to 8 rows, 8x64 tiles of 64x2 threads with 4x1 outputs each; up to
     64, 16x64 tiles of 64x4 threads with 4x1 outputs each (all three with
     BK up to 64, so that each block keeps 16 KiB of the weights in flight
-    and no thread folds rows that do not exist); more (prefill), 64x64
-    tiles of 16x16 threads with 4x4 outputs each and BK 16. All give the
-    same bits. With no rows (or more batch points than grid z takes) the
-    generic is kept, and lockstep-map-to-gpu maps it a point a thread.
+    and no thread folds rows that do not exist; a thread's rows are
+    `ty + i·TY`, its columns `tx + j·TX`). More rows take register-blocked
+    tiles of 16x16 threads and BK 8: up to 256 rows, 64x128 tiles with 4x8
+    outputs a thread; more (prefill), 128x128 tiles with 8x8. There a
+    thread's rows and columns come in groups of 4 adjacent ones, 64 apart
+    (rows `4·ty + i%4 + 64·(i/4)`), which it reads from workgroup memory as
+    `vector<4>`s (the tiles padded by 4 elements a row, so rows stay 16-byte
+    aligned and a warp's stores of k-major rows hit distinct banks; see
+    lockstep-align-workgroup-memory). An input whose last index is k or its
+    own dim, with unit stride, 32-bit elements and that dim's static size,
+    other strides and offset multiples of 4 (any identity layout whose last
+    size 4 divides), is loaded as `vector<4>`s of 4 adjacent elements: along
+    its own dim stored as one vector, along k (`X[m, k]`, transposed
+    weights `W[n, k]`) stored element by element into the k-major tile. An
+    input that is not (bf16 weights, a view with a dynamic offset) is loaded
+    element by element. The outputs' init loads and final stores are
+    `vector<4>`s under the same condition on n. All give the same bits.
+    With no rows (or more batch points than grid z takes) the generic is
+    kept, and lockstep-map-to-gpu maps it a point a thread.
 
     Staging is software-pipelined: a thread issues all its loads of a step's
     tiles before storing any (global loads may alias the workgroup stores,
     so they would otherwise wait one by one), and the next step's loads are
-    issued before this step's fold, their values carried in registers.
+    issued before this step's fold, their values carried in registers. The
+    register-blocked tiles are double-buffered: the next step's values are
+    stored into the other buffer after the fold, one barrier a step; their
+    fold over a step's k is unrolled by 2 (fully unrolled, ptxas hoists the
+    workgroup loads and takes more than 128 registers a thread).
 
     A generic is not tiled when its body reads `linalg.index` or has side
     effects, or when its output shares a buffer with an input.
@@ -457,9 +476,12 @@ def TileContractions : Pass<"lockstep-tile-contractions", "mlir::func::FuncOp"> 
     partial: k of extent 256, j the chunk) becomes
     `scf.if (T > 0 && ...) { scf.if (T <= 1) { gpu.launch blocks(ceil(N/64),
     T, J) threads(64, 1, 1) ... } else { scf.if (T <= 8) {...} else {
-    scf.if (T <= 64) {...} else { gpu.launch blocks(ceil(N/64), ceil(T/64),
-    J) threads(16, 16, 1) workgroup(memref<16x65xf32, 3>, memref<16x65xf32,
-    3>) {...} } } } } else { <the generic> }`.
+    scf.if (T <= 64) {...} else { scf.if (T <= 256) {...} else { gpu.launch
+    blocks(ceil(N/128), ceil(T/128), J) threads(16, 16, 1)
+    workgroup(memref<2x8x132xf32, 3>, memref<2x8x132xf32, 3>) {...} } } } }
+    } else { <the generic> }`; there X is loaded as `vector<4>`s along k and
+    W along n (given static sizes that 4 divides), and Y element by element
+    (its last index is j, not n).
   }];
   let options = [
     Option<"minRows", "min-rows", "int64_t", /*default=*/"0",
@@ -469,7 +491,8 @@ def TileContractions : Pass<"lockstep-tile-contractions", "mlir::func::FuncOp"> 
     Statistic<"numTiled", "tiled", "contractions given tiled launches">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
-                           "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
+                           "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
@@ -675,6 +698,25 @@ def GPUExactMath : Pass<"lockstep-gpu-exact-math", "mlir::gpu::GPUModuleOp"> {
     Statistic<"numReplaced", "replaced", "math ops given exact intrinsics">
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def AlignWorkgroupMemory : Pass<"lockstep-align-workgroup-memory", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Align every kernel's workgroup memory to 16 bytes";
+  let description = [{
+    Runs on each gpu.module after gpu-kernel-outlining, before
+    convert-gpu-to-nvvm. That conversion makes each workgroup attribution of
+    a `gpu.func` a `.shared` array aligned only to its element unless the
+    attribution carries `llvm.align`, and `gpu.launch` has no place for the
+    attribute. The register-blocked kernels of lockstep-tile-contractions
+    read and write their workgroup tiles as `vector<4xf32>`, whose
+    `ld.shared.v4`/`st.shared.v4` need 16-byte alignment, so every workgroup
+    attribution gets `llvm.align = 16` (a larger one is kept). What a thread
+    computes does not change.
+
+    Example: `gpu.func @k() workgroup(%t : memref<2x8x132xf32, 3>) kernel`
+    becomes `workgroup(%t : memref<2x8x132xf32, 3> {llvm.align = 16 : i64})`,
+    and its PTX array `.shared .align 16 .b8 __wg_k_0[8448]`.
+  }];
 }
 
 def KernelsToSection : Pass<"lockstep-kernels-to-section", "mlir::ModuleOp"> {
