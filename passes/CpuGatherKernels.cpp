@@ -28,27 +28,13 @@ namespace lockstep {
 
 using namespace mlir;
 using lockstep::indicesOf;
+using lockstep::lastIs;
+using lockstep::unitLastStride;
+using lockstep::cstIndex;
+using lockstep::kCpuLanes;
 
 namespace {
 
-constexpr int64_t kLanes = 8; // f32 lanes of an AVX2 register (x86-64-v3)
-
-Value cst(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
-
-bool unitLastStride(Value memref) {
-  auto t = dyn_cast<MemRefType>(memref.getType());
-  return t && t.getRank() > 0 && t.isLastDimUnitStride();
-}
-
-/// Whether `map`'s last result is loop dim `dim`.
-bool lastIs(AffineMap map, unsigned dim) {
-  if (map.getNumResults() == 0)
-    return false;
-  auto d = dyn_cast<AffineDimExpr>(map.getResults().back());
-  return d && d.getPosition() == dim;
-}
 
 /// Whether `v` is `linalg.index dim`.
 bool isIndexOf(Value v, unsigned dim) {
@@ -65,7 +51,7 @@ struct Gather {
   int64_t vectors = 1;          // vectors of a work item's block of lanes
   DenseSet<Value> varying;      // body values that differ between lanes
   /// Varying loads whose last index is `linalg.index red` (unit stride) and
-  /// whose other indices do not depend on red: each lane reads kLanes
+  /// whose other indices do not depend on red: each lane reads kCpuLanes
   /// consecutive reduction steps as one vector (see Emitter::tile).
   DenseSet<Operation *> rowLoads;
 };
@@ -143,7 +129,7 @@ bool analyse(Gather &g) {
 /// and any inputs; one reduction dim, the others parallel; projected
 /// permutation maps; the output written at every parallel point (one
 /// output per point), not at the reduction dim, its last index a dim of
-/// unit stride (the lanes) of at least kLanes when static; a body whose
+/// unit stride (the lanes) of at least kCpuLanes when static; a body whose
 /// yield is `math.fma(x, y, out)` with the output's value used there only,
 /// that loads from a buffer at an index computed from an input (the
 /// gather), and that `analyse` accepts; and no input sharing the output's
@@ -188,9 +174,9 @@ std::optional<Gather> match(linalg::GenericOp op, int64_t vectors) {
       g.outer.push_back(d);
   }
   int64_t extent = op.getStaticLoopRanges()[g.lane];
-  if (!ShapedType::isDynamic(extent) && extent < kLanes)
+  if (!ShapedType::isDynamic(extent) && extent < kCpuLanes)
     return std::nullopt;
-  g.vectors = ShapedType::isDynamic(extent) ? vectors : std::min(vectors, extent / kLanes);
+  g.vectors = ShapedType::isDynamic(extent) ? vectors : std::min(vectors, extent / kCpuLanes);
   Value outRoot = lockstep::rootOf(out);
   for (OpOperand *in : op.getDpsInputOperands())
     if (isa<MemRefType>(in->get().getType()) && lockstep::rootOf(in->get()) == outRoot)
@@ -223,15 +209,15 @@ class Emitter {
 public:
   Emitter(Gather g, ArrayRef<Value> sizes) : g(std::move(g)), sizes(sizes) {}
 
-  /// A work item per (outer point, block of kLanes · vectors lanes). A whole
+  /// A work item per (outer point, block of kCpuLanes · vectors lanes). A whole
   /// block folds its vectors together; a last, partial, block a vector at a
   /// time, then its last lanes one at a time with the scalar body.
   void build(OpBuilder &b, Location loc) {
-    int64_t block = kLanes * g.vectors;
+    int64_t block = kCpuLanes * g.vectors;
     SmallVector<Value> extents;
     for (unsigned d : g.outer)
       extents.push_back(sizes[d]);
-    Value blockC = cst(b, loc, block), n = sizes[g.lane];
+    Value blockC = cstIndex(b, loc, block), n = sizes[g.lane];
     extents.push_back(arith::CeilDivUIOp::create(b, loc, n, blockC));
     auto [pb, idx] = lockstep::parallelOver(b, loc, extents);
     SmallVector<Value> dims(sizes.size());
@@ -242,16 +228,16 @@ public:
                                        arith::AddIOp::create(pb, loc, l0, blockC), n);
     auto branch = scf::IfOp::create(pb, loc, full, /*withElse=*/true);
     OpBuilder fb = OpBuilder::atBlockTerminator(&branch.getThenRegion().front());
-    fold(fb, loc, dims, l0, g.vectors, kLanes);
+    fold(fb, loc, dims, l0, g.vectors, kCpuLanes);
     OpBuilder eb = OpBuilder::atBlockTerminator(&branch.getElseRegion().front());
-    Value lanes = cst(eb, loc, kLanes), one = cst(eb, loc, 1);
+    Value lanes = cstIndex(eb, loc, kCpuLanes), one = cstIndex(eb, loc, 1);
     Value span = arith::SubIOp::create(eb, loc, n, l0);
     Value vecEnd = arith::AddIOp::create(
         eb, loc, l0,
         arith::MulIOp::create(eb, loc, arith::DivUIOp::create(eb, loc, span, lanes), lanes));
     auto vecLoop = scf::ForOp::create(eb, loc, l0, vecEnd, lanes);
     OpBuilder vb = OpBuilder::atBlockTerminator(vecLoop.getBody());
-    fold(vb, loc, dims, vecLoop.getInductionVar(), 1, kLanes);
+    fold(vb, loc, dims, vecLoop.getInductionVar(), 1, kCpuLanes);
     auto restLoop = scf::ForOp::create(eb, loc, vecEnd, n, one);
     OpBuilder sb = OpBuilder::atBlockTerminator(restLoop.getBody());
     fold(sb, loc, dims, restLoop.getInductionVar(), 1, 1);
@@ -271,7 +257,7 @@ private:
     AffineMap outMap = g.op.getMatchingIndexingMap(init);
     SmallVector<Value> starts;
     for (int64_t v = 0; v < count; ++v)
-      starts.push_back(v == 0 ? l0 : arith::AddIOp::create(b, loc, l0, cst(b, loc, v * width)).getResult());
+      starts.push_back(v == 0 ? l0 : arith::AddIOp::create(b, loc, l0, cstIndex(b, loc, v * width)).getResult());
     auto outAt = [&](OpBuilder &ob, Value start) {
       dims[g.lane] = start;
       return indicesOf(ob, loc, outMap, dims);
@@ -283,15 +269,15 @@ private:
       accs.push_back(width == 1
                          ? memref::LoadOp::create(b, loc, out, outAt(b, s)).getResult()
                          : vector::LoadOp::create(b, loc, vt, out, outAt(b, s)).getResult());
-    // With row loads and a static reduction of whole tiles, kLanes steps a
-    // loop iteration: each lane's kLanes steps of a row load read as one
+    // With row loads and a static reduction of whole tiles, kCpuLanes steps a
+    // loop iteration: each lane's kCpuLanes steps of a row load read as one
     // vector, transposed to a vector of the lanes for each step; the steps
     // still run one after another, in order, for every accumulator.
     int64_t red = g.op.getStaticLoopRanges()[g.red];
-    bool tiled = width == kLanes && !g.rowLoads.empty() && !ShapedType::isDynamic(red) &&
-                 red % kLanes == 0;
-    int64_t step = tiled ? kLanes : 1;
-    auto loop = scf::ForOp::create(b, loc, cst(b, loc, 0), sizes[g.red], cst(b, loc, step), accs);
+    bool tiled = width == kCpuLanes && !g.rowLoads.empty() && !ShapedType::isDynamic(red) &&
+                 red % kCpuLanes == 0;
+    int64_t step = tiled ? kCpuLanes : 1;
+    auto loop = scf::ForOp::create(b, loc, cstIndex(b, loc, 0), sizes[g.red], cstIndex(b, loc, step), accs);
     {
       OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
       SmallVector<Value> cur(loop.getRegionIterArgs());
@@ -299,7 +285,7 @@ private:
       for (int64_t t = 0; t < step; ++t) {
         dims[g.red] = t == 0 ? loop.getInductionVar()
                              : arith::AddIOp::create(lb, loc, loop.getInductionVar(),
-                                                     cst(lb, loc, t))
+                                                     cstIndex(lb, loc, t))
                                    .getResult();
         for (auto [v, s] : llvm::enumerate(starts)) {
           dims[g.lane] = s;
@@ -375,7 +361,7 @@ private:
   /// its operands are the same for all lanes, else on vectors (elementwise
   /// ops on vector<width x T>, loads as above). Returns the yielded value.
   /// With `tiles`, the row loads of step `t` of a tile: at t = 0 each lane's
-  /// kLanes steps are loaded and transposed into `tiles` (their other indices
+  /// kCpuLanes steps are loaded and transposed into `tiles` (their other indices
   /// do not depend on the step, so t = 0's serve the tile), and step t reads
   /// vector t.
   Value body(OpBuilder &b, Location loc, ArrayRef<Value> dims, int64_t width, Value acc,
@@ -388,7 +374,7 @@ private:
     auto laneIdx = [&](int64_t u) -> Value {
       if (u == 0)
         return dims[g.lane];
-      return arith::AddIOp::create(b, loc, dims[g.lane], cst(b, loc, u));
+      return arith::AddIOp::create(b, loc, dims[g.lane], cstIndex(b, loc, u));
     };
     auto at = [&](AffineMap m, int64_t u) {
       SmallVector<Value> d(dims.begin(), dims.end());

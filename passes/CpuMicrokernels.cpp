@@ -24,11 +24,14 @@ namespace lockstep {
 using namespace mlir;
 using lockstep::Contraction;
 using lockstep::indicesOf;
+using lockstep::lastIs;
+using lockstep::unitLastStride;
+using lockstep::cstIndex;
+using lockstep::kCpuLanes;
 using lockstep::parallelOver;
 
 namespace {
 
-constexpr int64_t kLanes = 8; // f32 lanes of an AVX2 register (x86-64-v3)
 
 /// Whether the body is `yield fma(x, y, out)` with {x, y} the two inputs,
 /// all f32; `inputFirst` says whether x is the first input.
@@ -49,25 +52,8 @@ bool isF32Fma(linalg::GenericOp op, bool &inputFirst) {
   return (fma.getA() == in0 && fma.getB() == in1) || (fma.getA() == in1 && fma.getB() == in0);
 }
 
-/// Whether `map`'s last result is loop dim `dim`.
-bool lastIs(AffineMap map, unsigned dim) {
-  if (map.getNumResults() == 0)
-    return false;
-  auto d = dyn_cast<AffineDimExpr>(map.getResults().back());
-  return d && d.getPosition() == dim;
-}
-
-bool unitLastStride(Value memref) {
-  auto t = dyn_cast<MemRefType>(memref.getType());
-  return t && t.getRank() > 0 && t.isLastDimUnitStride();
-}
-
 constexpr int64_t kPanel = 4096;              // columns of a few-rows work item
 constexpr int64_t kMaxPackBytes = 64 * 1024; // the largest packed weight panel
-
-Value cst(OpBuilder &bld, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(bld, loc, v);
-}
 
 /// Whether a column tile of the weights can be packed: k static and the
 /// buffer at most kMaxPackBytes.
@@ -98,7 +84,7 @@ public:
     SmallVector<Value> extents;
     for (unsigned d : c.batch)
       extents.push_back(sizes[d]);
-    Value colsC = cst(bld, loc, cols), rowsC = cst(bld, loc, rows);
+    Value colsC = cstIndex(bld, loc, cols), rowsC = cstIndex(bld, loc, rows);
     extents.push_back(arith::CeilDivUIOp::create(bld, loc, sizes[c.n], colsC));
     Value mTiles = arith::CeilDivUIOp::create(bld, loc, sizes[c.m], rowsC);
     auto [sb, idx] = parallelOver(bld, loc, extents);
@@ -113,7 +99,7 @@ public:
     {
       OpBuilder tb = OpBuilder::atBlockTerminator(&colBranch.getThenRegion().front());
       Value pack = packPanel(tb, loc, dims, n0);
-      auto tilesLoop = scf::ForOp::create(tb, loc, cst(tb, loc, 0), mTiles, cst(tb, loc, 1));
+      auto tilesLoop = scf::ForOp::create(tb, loc, cstIndex(tb, loc, 0), mTiles, cstIndex(tb, loc, 1));
       OpBuilder lb = OpBuilder::atBlockTerminator(tilesLoop.getBody());
       Value m0 = arith::MulIOp::create(lb, loc, tilesLoop.getInductionVar(), rowsC);
       Value mFull = arith::AddIOp::create(lb, loc, m0, rowsC);
@@ -124,17 +110,17 @@ public:
       OpBuilder fb = OpBuilder::atBlockTerminator(&rowBranch.getThenRegion().front());
       SmallVector<Value> rowIdx;
       for (int64_t r = 0; r < rows; ++r)
-        rowIdx.push_back(r == 0 ? m0 : arith::AddIOp::create(fb, loc, m0, cst(fb, loc, r)).getResult());
+        rowIdx.push_back(r == 0 ? m0 : arith::AddIOp::create(fb, loc, m0, cstIndex(fb, loc, r)).getResult());
       vectorTile(fb, loc, dims, rowIdx, n0, pack);
       OpBuilder eb = OpBuilder::atBlockTerminator(&rowBranch.getElseRegion().front());
-      auto each = scf::ForOp::create(eb, loc, m0, sizes[c.m], cst(eb, loc, 1));
+      auto each = scf::ForOp::create(eb, loc, m0, sizes[c.m], cstIndex(eb, loc, 1));
       OpBuilder rb = OpBuilder::atBlockTerminator(each.getBody());
       vectorTile(rb, loc, dims, {each.getInductionVar()}, n0, pack);
       if (pack)
         memref::DeallocOp::create(tb, loc, pack);
     }
     OpBuilder cb = OpBuilder::atBlockTerminator(&colBranch.getElseRegion().front());
-    scalarTile(cb, loc, dims, cst(cb, loc, 0), sizes[c.m], n0, nEnd);
+    scalarTile(cb, loc, dims, cstIndex(cb, loc, 0), sizes[c.m], n0, nEnd);
   }
 
   /// Few rows (decode): a work item per (batch point, panel of kPanel
@@ -144,7 +130,7 @@ public:
     SmallVector<Value> extents;
     for (unsigned d : c.batch)
       extents.push_back(sizes[d]);
-    Value panelC = cst(bld, loc, kPanel);
+    Value panelC = cstIndex(bld, loc, kPanel);
     extents.push_back(arith::CeilDivUIOp::create(bld, loc, sizes[c.n], panelC));
     auto [pb, idx] = parallelOver(bld, loc, extents);
     SmallVector<Value> dims(sizes.size());
@@ -154,20 +140,20 @@ public:
     Value nEnd = arith::MinUIOp::create(pb, loc, arith::AddIOp::create(pb, loc, n0, panelC),
                                         sizes[c.n]);
     // [n0, nVec) in vectors, [nVec, nEnd) one column at a time.
-    Value lanes = cst(pb, loc, kLanes);
+    Value lanes = cstIndex(pb, loc, kCpuLanes);
     Value span = arith::SubIOp::create(pb, loc, nEnd, n0);
     Value nVec = arith::AddIOp::create(
         pb, loc, n0,
         arith::MulIOp::create(pb, loc, arith::DivUIOp::create(pb, loc, span, lanes), lanes));
-    Value one = cst(pb, loc, 1);
-    auto kLoop = scf::ForOp::create(pb, loc, cst(pb, loc, 0), sizes[c.k], one);
+    Value one = cstIndex(pb, loc, 1);
+    auto kLoop = scf::ForOp::create(pb, loc, cstIndex(pb, loc, 0), sizes[c.k], one);
     OpBuilder kb = OpBuilder::atBlockTerminator(kLoop.getBody());
     dims[c.k] = kLoop.getInductionVar();
-    auto rowLoop = scf::ForOp::create(kb, loc, cst(kb, loc, 0), sizes[c.m], one);
+    auto rowLoop = scf::ForOp::create(kb, loc, cstIndex(kb, loc, 0), sizes[c.m], one);
     OpBuilder rb = OpBuilder::atBlockTerminator(rowLoop.getBody());
     dims[c.m] = rowLoop.getInductionVar();
     Value x = memref::LoadOp::create(rb, loc, a, indicesOf(rb, loc, aMap, dims));
-    auto vt = VectorType::get({kLanes}, rb.getF32Type());
+    auto vt = VectorType::get({kCpuLanes}, rb.getF32Type());
     Value xs = vector::BroadcastOp::create(rb, loc, vt, x);
     auto vecLoop = scf::ForOp::create(rb, loc, n0, nVec, lanes);
     {
@@ -221,13 +207,13 @@ private:
     // Heap, not stack: an alloca in a work item's loop would grow the stack
     // with every item.
     Value pack = memref::AllocOp::create(bld, loc, type, /*alignment=*/bld.getI64IntegerAttr(64));
-    auto vt = VectorType::get({kLanes}, bld.getF32Type());
+    auto vt = VectorType::get({kCpuLanes}, bld.getF32Type());
     if (!bContiguous) {
-      auto colLoop = scf::ForOp::create(bld, loc, cst(bld, loc, 0), cst(bld, loc, cols),
-                                        cst(bld, loc, 1));
+      auto colLoop = scf::ForOp::create(bld, loc, cstIndex(bld, loc, 0), cstIndex(bld, loc, cols),
+                                        cstIndex(bld, loc, 1));
       OpBuilder cb = OpBuilder::atBlockTerminator(colLoop.getBody());
       dims[c.n] = arith::AddIOp::create(cb, loc, n0, colLoop.getInductionVar());
-      auto kLoop = scf::ForOp::create(cb, loc, cst(cb, loc, 0), sizes[c.k], cst(cb, loc, 1));
+      auto kLoop = scf::ForOp::create(cb, loc, cstIndex(cb, loc, 0), sizes[c.k], cstIndex(cb, loc, 1));
       OpBuilder kb = OpBuilder::atBlockTerminator(kLoop.getBody());
       dims[c.k] = kLoop.getInductionVar();
       Value y = memref::LoadOp::create(kb, loc, b, indicesOf(kb, loc, bMap, dims));
@@ -235,11 +221,11 @@ private:
                               ValueRange{kLoop.getInductionVar(), colLoop.getInductionVar()});
       return pack;
     }
-    auto loop = scf::ForOp::create(bld, loc, cst(bld, loc, 0), sizes[c.k], cst(bld, loc, 1));
+    auto loop = scf::ForOp::create(bld, loc, cstIndex(bld, loc, 0), sizes[c.k], cstIndex(bld, loc, 1));
     OpBuilder lb = OpBuilder::atBlockTerminator(loop.getBody());
     dims[c.k] = loop.getInductionVar();
-    for (int64_t v = 0; v < cols / kLanes; ++v) {
-      Value col = cst(lb, loc, v * kLanes);
+    for (int64_t v = 0; v < cols / kCpuLanes; ++v) {
+      Value col = cstIndex(lb, loc, v * kCpuLanes);
       dims[c.n] = arith::AddIOp::create(lb, loc, n0, col);
       Value y = vector::LoadOp::create(lb, loc, vt, b, indicesOf(lb, loc, bMap, dims));
       vector::StoreOp::create(lb, loc, y, pack, ValueRange{loop.getInductionVar(), col});
@@ -252,11 +238,11 @@ private:
   /// batch dims.
   void vectorTile(OpBuilder &bld, Location loc, SmallVector<Value> dims, ArrayRef<Value> rowIdx,
                   Value n0, Value pack) {
-    auto vt = VectorType::get({kLanes}, bld.getF32Type());
-    int64_t nv = cols / kLanes;
+    auto vt = VectorType::get({kCpuLanes}, bld.getF32Type());
+    int64_t nv = cols / kCpuLanes;
     SmallVector<Value> colIdx, packCol;
     for (int64_t v = 0; v < nv; ++v) {
-      packCol.push_back(cst(bld, loc, v * kLanes));
+      packCol.push_back(cstIndex(bld, loc, v * kCpuLanes));
       colIdx.push_back(arith::AddIOp::create(bld, loc, n0, packCol.back()));
     }
     auto outAt = [&](OpBuilder &ob, size_t r, int64_t v) {
@@ -268,7 +254,7 @@ private:
     for (size_t r = 0; r < rowIdx.size(); ++r)
       for (int64_t v = 0; v < nv; ++v)
         init.push_back(vector::LoadOp::create(bld, loc, vt, out, outAt(bld, r, v)));
-    auto loop = scf::ForOp::create(bld, loc, cst(bld, loc, 0), sizes[c.k], cst(bld, loc, 1), init);
+    auto loop = scf::ForOp::create(bld, loc, cstIndex(bld, loc, 0), sizes[c.k], cstIndex(bld, loc, 1), init);
     {
       OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
       Value k = loop.getInductionVar();
@@ -298,7 +284,7 @@ private:
   /// generic's scalar body.
   void scalarTile(OpBuilder &bld, Location loc, SmallVector<Value> dims, Value m0, Value mEnd,
                   Value n0, Value nEnd) {
-    Value one = cst(bld, loc, 1);
+    Value one = cstIndex(bld, loc, 1);
     auto rowLoop = scf::ForOp::create(bld, loc, m0, mEnd, one);
     OpBuilder rb = OpBuilder::atBlockTerminator(rowLoop.getBody());
     dims[c.m] = rowLoop.getInductionVar();
@@ -307,7 +293,7 @@ private:
     dims[c.n] = colLoop.getInductionVar();
     SmallVector<Value> outIdx = indicesOf(cb, loc, outMap, dims);
     Value init = memref::LoadOp::create(cb, loc, out, outIdx);
-    auto loop = scf::ForOp::create(cb, loc, cst(cb, loc, 0), sizes[c.k], one, ValueRange{init});
+    auto loop = scf::ForOp::create(cb, loc, cstIndex(cb, loc, 0), sizes[c.k], one, ValueRange{init});
     {
       OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
       dims[c.k] = loop.getInductionVar();
@@ -325,10 +311,10 @@ struct CpuMicrokernelsPass
   using CpuMicrokernelsBase::CpuMicrokernelsBase;
 
   void runOnOperation() override {
-    if (rows < 1 || cols < kLanes || cols % kLanes) {
+    if (rows < 1 || cols < kCpuLanes || cols % kCpuLanes) {
       getOperation().emitError("lockstep-cpu-microkernels: rows must be at least 1 and cols a "
                                "positive multiple of ")
-          << kLanes;
+          << kCpuLanes;
       return signalPassFailure();
     }
     struct Found {
@@ -365,7 +351,7 @@ struct CpuMicrokernelsPass
     // Fewer rows than a tile: the panels (or, for transposed weights, the
     // generic as it is); else the tiles.
     Value few = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, sizes[c.m],
-                                      cst(b, loc, rows));
+                                      cstIndex(b, loc, rows));
     auto branch = scf::IfOp::create(b, loc, few, /*withElse=*/true);
     OpBuilder pb = OpBuilder::atBlockTerminator(&branch.getThenRegion().front());
     if (bContiguous)

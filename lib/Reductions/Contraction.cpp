@@ -58,6 +58,22 @@ SmallVector<Value> lockstep::loopSizes(OpBuilder &b, linalg::GenericOp op) {
   return sizes;
 }
 
+bool lockstep::lastIs(AffineMap map, unsigned dim) {
+  if (map.getNumResults() == 0)
+    return false;
+  auto d = dyn_cast<AffineDimExpr>(map.getResults().back());
+  return d && d.getPosition() == dim;
+}
+
+bool lockstep::unitLastStride(Value memref) {
+  auto t = dyn_cast<MemRefType>(memref.getType());
+  return t && t.getRank() > 0 && t.isLastDimUnitStride();
+}
+
+Value lockstep::cstIndex(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
 bool lockstep::readsDim(AffineMap map, unsigned dim) {
   for (AffineExpr e : map.getResults())
     if (auto d = dyn_cast<AffineDimExpr>(e); d && d.getPosition() == dim)

@@ -48,6 +48,19 @@ mlir::Value rootOf(mlir::Value v);
 /// Each loop dim's extent, built at `b` before `op`.
 llvm::SmallVector<mlir::Value> loopSizes(mlir::OpBuilder &b, mlir::linalg::GenericOp op);
 
+/// f32 lanes of a vector register on the CPU target (AVX2, x86-64-v3), the
+/// width the CPU kernel passes build their vectors with.
+inline constexpr int64_t kCpuLanes = 8;
+
+/// Whether `map`'s last result is loop dim `dim`.
+bool lastIs(mlir::AffineMap map, unsigned dim);
+
+/// Whether `memref` is a ranked memref whose last dim has unit stride.
+bool unitLastStride(mlir::Value memref);
+
+/// An index constant, built at `b`.
+mlir::Value cstIndex(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
+
 /// Whether `map` has loop dim `dim` among its results.
 bool readsDim(mlir::AffineMap map, unsigned dim);
 
