@@ -269,7 +269,10 @@ FailureOr<Value> lockstep::chunkGeneric(RewriterBase &rw, linalg::GenericOp op,
     pIns.push_back(expandChunks(rw, loc, x, sizes, p, nFull, C));
     pMaps.push_back(AffineMap::get(n + 1, 0, exprs, ctx));
   }
-  // The partials: the output dims with j inserted before the first dim after r.
+  // The partials: the output dims with j inserted before the first dim after
+  // r. When no dim comes after r and some input is broadcast along the
+  // output's last dim (a contraction's rows, as in X·Wᵀ), j goes before that
+  // dim instead, so that the partials keep the output's columns contiguous.
   SmallVector<unsigned> partDims;
   bool placed = false;
   for (unsigned d : outDims) {
@@ -278,6 +281,13 @@ FailureOr<Value> lockstep::chunkGeneric(RewriterBase &rw, linalg::GenericOp op,
       placed = true;
     }
     partDims.push_back(d);
+  }
+  if (!placed && !outDims.empty() &&
+      llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *o) {
+        return !op.getMatchingIndexingMap(o).isFunctionOfDim(outDims.back());
+      })) {
+    partDims.insert(partDims.end() - 1, r);
+    placed = true;
   }
   if (!placed)
     partDims.push_back(r);

@@ -70,6 +70,38 @@ func.func @matmul_dynamic_k(%a: tensor<?x?xf32>, %b: tensor<?x32xf32>, %init: te
 
 // -----
 
+// A product with transposed weights, loops (m, n, k) with k last: no output
+// dim follows k, and A is broadcast along the output's last dim n, so the
+// chunk index j goes before n: partials [m, j, n], the output's columns
+// still contiguous. A row sum (one input, reading every output dim) keeps j
+// last: partials [m, j] of its [m] output.
+#tmk = affine_map<(m, n, k) -> (m, k)>
+#tnk = affine_map<(m, n, k) -> (n, k)>
+#tmn = affine_map<(m, n, k) -> (m, n)>
+#rmk = affine_map<(m, k) -> (m, k)>
+#rm = affine_map<(m, k) -> (m)>
+// CHECK-LABEL: func @matmul_transposed
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<?x3x256xf32>, tensor<40x3x256xf32>) outs(%{{.*}} : tensor<?x3x40xf32>) attrs = {lockstep.chunk_role = "partial", lockstep.chunk_width = 256 : i64}
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<?x3x256xf32>) outs(%{{.*}} : tensor<?x3xf32>) attrs = {lockstep.chunk_role = "partial", lockstep.chunk_width = 256 : i64}
+func.func @matmul_transposed(%a: tensor<?x768xf32>, %b: tensor<40x768xf32>, %init: tensor<?x40xf32>,
+                             %rinit: tensor<?xf32>) -> (tensor<?x40xf32>, tensor<?xf32>) {
+  %r = linalg.generic {indexing_maps = [#tmk, #tnk, #tmn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<?x768xf32>, tensor<40x768xf32>) outs(%init : tensor<?x40xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %f = math.fma %x, %y, %acc : f32
+    linalg.yield %f : f32
+  } -> tensor<?x40xf32>
+  %s = linalg.generic {indexing_maps = [#rmk, #rm], iterator_types = ["parallel", "reduction"]}
+      ins(%a : tensor<?x768xf32>) outs(%rinit : tensor<?xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %f = arith.addf %acc, %x : f32
+    linalg.yield %f : f32
+  } -> tensor<?xf32>
+  return %r, %s : tensor<?x40xf32>, tensor<?xf32>
+}
+
+// -----
+
 #id = affine_map<(r, k) -> (r, k)>
 #r = affine_map<(r, k) -> (r)>
 

@@ -117,32 +117,56 @@ func.func @partial(%x: memref<1x?x3x256xf32>, %w: memref<3x256x64xf32>, %y: memr
 
 // -----
 
-// Weights transposed, W[32, 64] read as W[n, k]: with many rows the column
-// tile is packed an element at a time along k (W's contiguous index) into
-// the same [k, 16] buffer, and the tiles run as for any weights; with fewer
-// rows than a tile the generic stays as it is (no vector of columns to
-// stream).
+// Weights transposed, W[40, 68] read as W[n, k]. With fewer rows than a
+// tile: strips of 32 columns (then of 8), a row at a time, with vector
+// accumulators over all of k: each 8 x 8 block of W is loaded along its
+// contiguous k and transposed in registers (24 shuffles), and the block's
+// 8 values of k are folded in order; the last 68 % 8 = 4 values of k are
+// gathered a column at a time; the last 40 % 8 columns alone. With many
+// rows the column tile is packed into the same [k, 16] buffer as other
+// weights, 8 x 8 blocks transposed the same way, the last values of k an
+// element at a time, and the tiles run as for any weights.
 #xt = affine_map<(t, n, k) -> (t, k)>
 #wt = affine_map<(t, n, k) -> (n, k)>
 #yt = affine_map<(t, n, k) -> (t, n)>
 // CHECK-LABEL: func.func @transposed
 // CHECK: scf.if
-// CHECK-NEXT: linalg.generic
+// CHECK: scf.parallel
+// CHECK: scf.for %[[S:.*]] = %{{.*}} to %{{.*}} step %c32
+// CHECK: scf.for %[[M:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-COUNT-4: vector.load %arg2[%[[M]], %{{.*}}] : memref<?x40xf32>, vector<8xf32>
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK: vector.load %arg1[%[[S]], %[[K]]] : memref<40x68xf32>, vector<8xf32>
+// CHECK-COUNT-24: vector.shuffle
+// CHECK: memref.load %arg0[%[[M]], %[[K]]]
+// CHECK: math.fma {{.*}} : vector<8xf32>
+// CHECK: scf.yield
+// CHECK: vector.from_elements
+// CHECK: math.fma {{.*}} : vector<8xf32>
+// CHECK: vector.store
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c8
+// CHECK: vector.shuffle
+// CHECK: scf.for
+// CHECK: math.fma {{.*}} : f32
 // CHECK: } else {
 // CHECK: scf.parallel
-// CHECK: %[[PACK:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x16xf32>
-// CHECK: scf.for %[[J:.*]] = %{{.*}} to %c16
+// CHECK: %[[PACK:.*]] = memref.alloc() {alignment = 64 : i64} : memref<68x16xf32>
+// CHECK: scf.for %[[K0:.*]] = %{{.*}} to %c64 step %c8
+// CHECK: vector.load %arg1[%{{.*}}, %[[K0]]] : memref<40x68xf32>, vector<8xf32>
+// CHECK-COUNT-24: vector.shuffle
+// CHECK: vector.store %{{.*}}, %[[PACK]][%[[K0]], %{{.*}}]
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %c16{{.*}} step
 // CHECK: %[[N:.*]] = arith.addi %{{.*}}, %[[J]]
-// CHECK: scf.for %[[K:.*]] = %{{.*}} to %c64
-// CHECK: %[[V:.*]] = memref.load %arg1[%[[N]], %[[K]]] : memref<32x64xf32>
+// CHECK: scf.for %[[K:.*]] = %c64{{.*}} to %c68 step
+// CHECK: %[[V:.*]] = memref.load %arg1[%[[N]], %[[K]]] : memref<40x68xf32>
 // CHECK: memref.store %[[V]], %[[PACK]][%[[K]], %[[J]]]
 // CHECK: iter_args
 // CHECK: vector.load %[[PACK]]
 // CHECK: math.fma {{.*}} : vector<8xf32>
 // CHECK-NOT: linalg.generic
-func.func @transposed(%x: memref<?x64xf32>, %w: memref<32x64xf32>, %y: memref<?x32xf32>) {
+func.func @transposed(%x: memref<?x68xf32>, %w: memref<40x68xf32>, %y: memref<?x40xf32>) {
   linalg.generic {indexing_maps = [#xt, #wt, #yt], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%x, %w : memref<?x64xf32>, memref<32x64xf32>) outs(%y : memref<?x32xf32>) {
+      ins(%x, %w : memref<?x68xf32>, memref<40x68xf32>) outs(%y : memref<?x40xf32>) {
   ^bb0(%in: f32, %wv: f32, %acc: f32):
     %r = math.fma %in, %wv, %acc : f32
     linalg.yield %r : f32

@@ -506,10 +506,11 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
     when its body is the contract's `math.fma` of the two inputs into the
     output, all f32, and `n` is the last, unit-stride, index of the output
     (its rows contiguous). The second input (the weights) is read as
-    `W[k, n]` when `n` is its last, unit-stride, index too; otherwise
-    (transposed weights, `W[n, k]`) only through the packed copy below, so
-    only when k is static and the copy fits, and the few-rows case keeps
-    the generic as it is.
+    `W[k, n]` when `n` is its last, unit-stride, index too; transposed
+    weights (`W[n, k]`, k last and of unit stride, as in a tied lm_head
+    `X·Embᵀ`) and weights of any other layout only when k is static and
+    the packed copy below fits. The kernels are built by
+    lockstep/CPU/ContractionKernels.h.
 
     The number of rows `m` (T, usually dynamic) picks the form at run
     time, and both give the same bits. With fewer than `rows`
@@ -521,15 +522,23 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
     columns of a panel not filling a vector one at a time with the generic's
     scalar body. Wide panels keep each weight row one sequential stream,
     which the hardware prefetches; the chunk dims of a partial and the
-    panels are what threads share.
+    panels are what threads share. Transposed weights are streamed in
+    strips of 32 columns (then 8, then single columns with the scalar
+    body): for each row, 4 (1) `vector<8xf32>` accumulators are loaded from
+    the output and carried over all of k; each 8 x 8 block of `W[n:n+8,
+    k:k+8]` is loaded along its contiguous k and transposed in registers
+    (24 `vector.shuffle`s), and its 8 values of k are folded in increasing
+    order; the last k mod 8 values are gathered a column at a time. A
+    strip's weights stay in cache from one row to the next.
 
     Otherwise an `scf.parallel` of one dim over (batch point, column tile of
     `cols`): a work item copies its columns of the weights `B[k, n0:n0+cols]`
     for all k into a heap buffer `[k, cols]` (when k is static and the
     buffer is at most 64 KiB: it is then read from cache by every row tile
     instead of a row stride apart, where the loads of a power-of-two stride
-    fall into the same cache sets; transposed weights are copied an element
-    at a time along k), then runs its row tiles in turn. A tile of `rows` x
+    fall into the same cache sets; transposed weights are copied in the
+    same 8 x 8 transposed blocks, the last k mod 8 an element at a time),
+    then runs its row tiles in turn. A tile of `rows` x
     `cols` outputs is held in `vector<8xf32>` accumulators, `scf.for`
     iter_args loaded from the output; for each k in increasing order, from
     0, every row's `A[m, k]` is broadcast, the weights' vectors loaded, and
@@ -817,7 +826,12 @@ def CanonicalReductions : Pass<"lockstep-canonical-reductions", "mlir::func::Fun
     - a `partial` generic over the first floor(L/C) whole chunks: r is split
       into a parallel chunk dim j and a reduction dim k of static extent C
       (the operands are sliced and expanded, never copied), so partial j is
-      the fold of elements [jC, jC + C) from +0.0;
+      the fold of elements [jC, jC + C) from +0.0. The partials are the
+      output's dims with j before the first one that comes after r in the
+      loop order; when none does and some input is broadcast along the
+      output's last dim (a contraction with r last, as in `X·Wᵀ`), j goes
+      before that last dim, so a row of partials stays contiguous; else j
+      is last. The layout is free under the contract;
     - a `combine` generic that folds the partials over j, in increasing j,
       into the op's original init;
     - when L mod C can be nonzero, a `tail` generic folding [floor(L/C)·C, L)

@@ -68,6 +68,9 @@ def main():
         "X2": rng.uniform(-1, 1, (rows, 1000)).astype(f32),
         "W2": rng.uniform(-1, 1, (1000, 8)).astype(f32),
         "S": rng.uniform(-1, 1, (rows, n)).astype(f32),
+        "X3": rng.uniform(-1, 1, (rows, 1000)).astype(f32),
+        "X4": rng.uniform(-1, 1, (2, 1000)).astype(f32),
+        "W3": rng.uniform(-1, 1, (45, 1000)).astype(f32),
     }
     cmd = ["lockstep-run", "exec", artifact, "--output-dir", work]
     for name, v in ins.items():
@@ -76,10 +79,12 @@ def main():
     subprocess.run(cmd, check=True)
     y, t1 = contract_matmul(ins["X"], ins["W"], 64)
     y2, t2 = contract_matmul(ins["X2"], ins["W2"], 250)
-    if t1 or t2:
+    y3, t3 = contract_matmul(ins["X3"], ins["W3"].T, 250)
+    y4, t4 = contract_matmul(ins["X4"], ins["W3"].T, 250)
+    if t1 or t2 or t3 or t4:
         print("the float64 emulation of fma met a tie: change the seed")
         return 1
-    want = {"Y": y, "Y2": y2, "T": contract_sum(ins["S"], 64)}
+    want = {"Y": y, "Y2": y2, "T": contract_sum(ins["S"], 64), "Y3": y3, "Y4": y4}
     bad = 0
     for name, ref in want.items():
         got = np.load(os.path.join(work, name + ".npy"))

@@ -1,0 +1,92 @@
+//===- ContractionKernels.h - A contraction's CPU vector loops --*- C++ -*-===//
+//
+// Builds the loops that lockstep-cpu-microkernels gives an f32 contraction
+// (lockstep/Reductions/Contraction.h) whose body is the contract's
+// `math.fma` of its two inputs into the output and whose output columns
+// (n) are contiguous: register tiles for many rows, streaming panels for
+// few. Every vector lane is one output, folded with that fma over k in
+// increasing order from the output's own value; only which outputs are
+// computed together, and by which thread, differ between the forms.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOCKSTEP_CPU_CONTRACTIONKERNELS_H
+#define LOCKSTEP_CPU_CONTRACTIONKERNELS_H
+
+#include "lockstep/Reductions/Contraction.h"
+
+namespace lockstep {
+
+/// How a contraction's second input (the weights) is laid out.
+enum class WeightLayout {
+  Columns,    ///< W[.., k, n]: n its last index, of unit stride
+  Transposed, ///< W[.., n, k]: k its last index, of unit stride
+  Other,
+};
+
+/// The weights' layout of a matched contraction.
+WeightLayout weightLayout(const Contraction &c);
+
+/// Whether a `cols`-column tile of the weights can be packed for the tiles:
+/// k static and the packed buffer at most 64 KiB.
+bool canPackColumns(const Contraction &c, int64_t cols);
+
+/// The loops of one contraction, built before it; the caller erases it.
+class CpuContractionKernels {
+public:
+  /// `sizes`: each loop dim's extent; `inputFirst`: whether the fma's first
+  /// factor is the first input.
+  CpuContractionKernels(const Contraction &c, llvm::ArrayRef<mlir::Value> sizes, int64_t rows,
+                        int64_t cols, bool inputFirst, WeightLayout layout);
+
+  /// Many rows: an scf.parallel over (batch point, column tile of `cols`);
+  /// each work item packs its columns of the weights `[k, cols]` (when
+  /// canPackColumns) and runs its `rows` x `cols` register tiles over them.
+  void buildTiles(mlir::OpBuilder &b, mlir::Location loc);
+
+  /// Few rows (decode), Columns weights: an scf.parallel over (batch point,
+  /// panel of columns); each work item streams its weight rows once, k
+  /// outermost, folding into the outputs in memory a vector at a time.
+  void buildPanels(mlir::OpBuilder &b, mlir::Location loc);
+
+  /// Few rows, Transposed weights: an scf.parallel over (batch point, panel
+  /// of columns); each work item takes strips of 32 (then 8) columns, reads
+  /// the strip's weights 8 x 8 at a time along their contiguous k,
+  /// transposes them in registers, and for each row folds them into
+  /// accumulators held over all of k.
+  void buildTransposedPanels(mlir::OpBuilder &b, mlir::Location loc);
+
+private:
+  mlir::Value fma(mlir::OpBuilder &b, mlir::Location loc, mlir::Value xs, mlir::Value y,
+                  mlir::Value acc);
+  mlir::Value packPanel(mlir::OpBuilder &b, mlir::Location loc,
+                        llvm::SmallVector<mlir::Value> dims, mlir::Value n0);
+  void packTransposed(mlir::OpBuilder &b, mlir::Location loc, llvm::SmallVector<mlir::Value> dims,
+                      mlir::Value n0, mlir::Value pack);
+  void vectorTile(mlir::OpBuilder &b, mlir::Location loc, llvm::SmallVector<mlir::Value> dims,
+                  llvm::ArrayRef<mlir::Value> rowIdx, mlir::Value n0, mlir::Value pack);
+  void scalarTile(mlir::OpBuilder &b, mlir::Location loc, llvm::SmallVector<mlir::Value> dims,
+                  mlir::Value m0, mlir::Value mEnd, mlir::Value n0, mlir::Value nEnd);
+  void transposedStrip(mlir::OpBuilder &b, mlir::Location loc, llvm::SmallVector<mlir::Value> dims,
+                       mlir::Value n0, int64_t groups);
+  llvm::SmallVector<mlir::Value> weightBlock(mlir::OpBuilder &b, mlir::Location loc,
+                                             llvm::SmallVector<mlir::Value> dims, mlir::Value n,
+                                             mlir::Value k);
+
+  const Contraction &c;
+  llvm::ArrayRef<mlir::Value> sizes;
+  int64_t rows, cols;
+  bool inputFirst;
+  WeightLayout layout;
+  mlir::Value a, b, out; // b: the weights
+  mlir::AffineMap aMap, bMap, outMap;
+};
+
+/// The transpose of 8 vector<8xf32> rows (result i holds every row's lane
+/// i), in 24 two-source shuffles, the unpack / shuffle / 128-bit permute
+/// sequence x86's AVX2 code generator turns into one instruction each.
+llvm::SmallVector<mlir::Value> transpose8x8(mlir::OpBuilder &b, mlir::Location loc,
+                                            llvm::ArrayRef<mlir::Value> rows);
+
+} // namespace lockstep
+
+#endif

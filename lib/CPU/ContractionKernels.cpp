@@ -1,0 +1,439 @@
+//===- ContractionKernels.cpp - A contraction's CPU vector loops ----------===//
+//
+// See lockstep/CPU/ContractionKernels.h and lockstep-cpu-microkernels in
+// Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#include "lockstep/CPU/ContractionKernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace lockstep;
+
+static_assert(kCpuLanes == 8, "transpose8x8 and the strips assume 8 f32 lanes");
+
+namespace {
+constexpr int64_t kPanel = 4096;             // columns of a few-rows work item
+constexpr int64_t kMaxPackBytes = 64 * 1024; // the largest packed weight panel
+constexpr int64_t kStripGroups = 4;          // vectors of columns a transposed strip holds
+} // namespace
+
+WeightLayout lockstep::weightLayout(const Contraction &c) {
+  linalg::GenericOp op = c.op;
+  AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  Value w = op.getDpsInputOperand(1)->get();
+  if (!unitLastStride(w))
+    return WeightLayout::Other;
+  if (lastIs(map, c.n))
+    return WeightLayout::Columns;
+  if (lastIs(map, c.k))
+    return WeightLayout::Transposed;
+  return WeightLayout::Other;
+}
+
+bool lockstep::canPackColumns(const Contraction &c, int64_t cols) {
+  return !ShapedType::isDynamic(c.length) && c.length * cols * 4 <= kMaxPackBytes;
+}
+
+SmallVector<Value> lockstep::transpose8x8(OpBuilder &b, Location loc, ArrayRef<Value> rows) {
+  assert(rows.size() == 8 && "eight rows");
+  auto shuffle = [&](Value x, Value y, ArrayRef<int64_t> mask) -> Value {
+    return vector::ShuffleOp::create(b, loc, x, y, mask);
+  };
+  // Pairs of rows interleaved, then pairs of pairs, then 128-bit halves.
+  const int64_t lo[] = {0, 8, 1, 9, 4, 12, 5, 13}, hi[] = {2, 10, 3, 11, 6, 14, 7, 15};
+  const int64_t ev[] = {0, 1, 8, 9, 4, 5, 12, 13}, od[] = {2, 3, 10, 11, 6, 7, 14, 15};
+  const int64_t h0[] = {0, 1, 2, 3, 8, 9, 10, 11}, h1[] = {4, 5, 6, 7, 12, 13, 14, 15};
+  SmallVector<Value> t, u(8), out(8);
+  for (int p = 0; p < 4; ++p) {
+    t.push_back(shuffle(rows[2 * p], rows[2 * p + 1], lo));
+    t.push_back(shuffle(rows[2 * p], rows[2 * p + 1], hi));
+  }
+  for (int q = 0; q < 2; ++q) {
+    for (int s = 0; s < 2; ++s) {
+      u[4 * q + 2 * s] = shuffle(t[4 * q + s], t[4 * q + s + 2], ev);
+      u[4 * q + 2 * s + 1] = shuffle(t[4 * q + s], t[4 * q + s + 2], od);
+    }
+  }
+  for (int i = 0; i < 4; ++i) {
+    out[i] = shuffle(u[i], u[i + 4], h0);
+    out[i + 4] = shuffle(u[i], u[i + 4], h1);
+  }
+  return out;
+}
+
+CpuContractionKernels::CpuContractionKernels(const Contraction &c, ArrayRef<Value> sizes,
+                                             int64_t rows, int64_t cols, bool inputFirst,
+                                             WeightLayout layout)
+    : c(c), sizes(sizes), rows(rows), cols(cols), inputFirst(inputFirst), layout(layout) {
+  linalg::GenericOp op = c.op;
+  a = op.getDpsInputOperand(0)->get();
+  b = op.getDpsInputOperand(1)->get();
+  out = op.getDpsInitOperand(0)->get();
+  aMap = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  bMap = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+}
+
+/// Many rows: a work item per (batch point, column tile), which packs its
+/// columns of the weights (when k is static and they fit) and runs its
+/// row tiles over them in turn.
+void CpuContractionKernels::buildTiles(OpBuilder &bld, Location loc) {
+  SmallVector<Value> extents;
+  for (unsigned d : c.batch)
+    extents.push_back(sizes[d]);
+  Value colsC = cstIndex(bld, loc, cols), rowsC = cstIndex(bld, loc, rows);
+  extents.push_back(arith::CeilDivUIOp::create(bld, loc, sizes[c.n], colsC));
+  Value mTiles = arith::CeilDivUIOp::create(bld, loc, sizes[c.m], rowsC);
+  auto [sb, idx] = parallelOver(bld, loc, extents);
+  SmallVector<Value> dims(sizes.size());
+  for (auto [i, d] : llvm::enumerate(c.batch))
+    dims[d] = idx[i];
+  Value n0 = arith::MulIOp::create(sb, loc, idx.back(), colsC);
+  Value nFull = arith::AddIOp::create(sb, loc, n0, colsC);
+  Value nEnd = arith::MinUIOp::create(sb, loc, nFull, sizes[c.n]);
+  Value colsIn = arith::CmpIOp::create(sb, loc, arith::CmpIPredicate::ule, nFull, sizes[c.n]);
+  auto colBranch = scf::IfOp::create(sb, loc, colsIn, /*withElse=*/true);
+  {
+    OpBuilder tb = OpBuilder::atBlockTerminator(&colBranch.getThenRegion().front());
+    Value pack = packPanel(tb, loc, dims, n0);
+    auto tilesLoop = scf::ForOp::create(tb, loc, cstIndex(tb, loc, 0), mTiles, cstIndex(tb, loc, 1));
+    OpBuilder lb = OpBuilder::atBlockTerminator(tilesLoop.getBody());
+    Value m0 = arith::MulIOp::create(lb, loc, tilesLoop.getInductionVar(), rowsC);
+    Value mFull = arith::AddIOp::create(lb, loc, m0, rowsC);
+    // A whole tile, or its rows one at a time.
+    Value rowsIn =
+        arith::CmpIOp::create(lb, loc, arith::CmpIPredicate::ule, mFull, sizes[c.m]);
+    auto rowBranch = scf::IfOp::create(lb, loc, rowsIn, /*withElse=*/true);
+    OpBuilder fb = OpBuilder::atBlockTerminator(&rowBranch.getThenRegion().front());
+    SmallVector<Value> rowIdx;
+    for (int64_t r = 0; r < rows; ++r)
+      rowIdx.push_back(r == 0 ? m0 : arith::AddIOp::create(fb, loc, m0, cstIndex(fb, loc, r)).getResult());
+    vectorTile(fb, loc, dims, rowIdx, n0, pack);
+    OpBuilder eb = OpBuilder::atBlockTerminator(&rowBranch.getElseRegion().front());
+    auto each = scf::ForOp::create(eb, loc, m0, sizes[c.m], cstIndex(eb, loc, 1));
+    OpBuilder rb = OpBuilder::atBlockTerminator(each.getBody());
+    vectorTile(rb, loc, dims, {each.getInductionVar()}, n0, pack);
+    if (pack)
+      memref::DeallocOp::create(tb, loc, pack);
+  }
+  OpBuilder cb = OpBuilder::atBlockTerminator(&colBranch.getElseRegion().front());
+  scalarTile(cb, loc, dims, cstIndex(cb, loc, 0), sizes[c.m], n0, nEnd);
+}
+
+/// Few rows (decode): a work item per (batch point, panel of kPanel
+/// columns), which streams its rows of the weights once, k outermost,
+/// folding into the outputs in memory, a vector of columns at a time.
+void CpuContractionKernels::buildPanels(OpBuilder &bld, Location loc) {
+  SmallVector<Value> extents;
+  for (unsigned d : c.batch)
+    extents.push_back(sizes[d]);
+  Value panelC = cstIndex(bld, loc, kPanel);
+  extents.push_back(arith::CeilDivUIOp::create(bld, loc, sizes[c.n], panelC));
+  auto [pb, idx] = parallelOver(bld, loc, extents);
+  SmallVector<Value> dims(sizes.size());
+  for (auto [i, d] : llvm::enumerate(c.batch))
+    dims[d] = idx[i];
+  Value n0 = arith::MulIOp::create(pb, loc, idx.back(), panelC);
+  Value nEnd = arith::MinUIOp::create(pb, loc, arith::AddIOp::create(pb, loc, n0, panelC),
+                                      sizes[c.n]);
+  // [n0, nVec) in vectors, [nVec, nEnd) one column at a time.
+  Value lanes = cstIndex(pb, loc, kCpuLanes);
+  Value span = arith::SubIOp::create(pb, loc, nEnd, n0);
+  Value nVec = arith::AddIOp::create(
+      pb, loc, n0,
+      arith::MulIOp::create(pb, loc, arith::DivUIOp::create(pb, loc, span, lanes), lanes));
+  Value one = cstIndex(pb, loc, 1);
+  auto kLoop = scf::ForOp::create(pb, loc, cstIndex(pb, loc, 0), sizes[c.k], one);
+  OpBuilder kb = OpBuilder::atBlockTerminator(kLoop.getBody());
+  dims[c.k] = kLoop.getInductionVar();
+  auto rowLoop = scf::ForOp::create(kb, loc, cstIndex(kb, loc, 0), sizes[c.m], one);
+  OpBuilder rb = OpBuilder::atBlockTerminator(rowLoop.getBody());
+  dims[c.m] = rowLoop.getInductionVar();
+  Value x = memref::LoadOp::create(rb, loc, a, indicesOf(rb, loc, aMap, dims));
+  auto vt = VectorType::get({kCpuLanes}, rb.getF32Type());
+  Value xs = vector::BroadcastOp::create(rb, loc, vt, x);
+  auto vecLoop = scf::ForOp::create(rb, loc, n0, nVec, lanes);
+  {
+    OpBuilder vb = OpBuilder::atBlockTerminator(vecLoop.getBody());
+    dims[c.n] = vecLoop.getInductionVar();
+    SmallVector<Value> outIdx = indicesOf(vb, loc, outMap, dims);
+    Value y = vector::LoadOp::create(vb, loc, vt, b, indicesOf(vb, loc, bMap, dims));
+    Value acc = vector::LoadOp::create(vb, loc, vt, out, outIdx);
+    vector::StoreOp::create(vb, loc, fma(vb, loc, xs, y, acc), out, outIdx);
+  }
+  auto restLoop = scf::ForOp::create(rb, loc, nVec, nEnd, one);
+  {
+    OpBuilder sb = OpBuilder::atBlockTerminator(restLoop.getBody());
+    dims[c.n] = restLoop.getInductionVar();
+    SmallVector<Value> outIdx = indicesOf(sb, loc, outMap, dims);
+    Value y = memref::LoadOp::create(sb, loc, b, indicesOf(sb, loc, bMap, dims));
+    Value acc = memref::LoadOp::create(sb, loc, out, outIdx);
+    memref::StoreOp::create(sb, loc, lockstep::applyBody(sb, c.op, x, y, acc), out, outIdx);
+  }
+}
+
+/// The lanes of the generic's own fma(in0, in1, out), x the first input's
+/// value broadcast. math.fma, not vector.fma: that one lowers to
+/// llvm.intr.fmuladd, which the backend may split into a product and a
+/// sum (two roundings).
+Value CpuContractionKernels::fma(OpBuilder &bld, Location loc, Value xs, Value y, Value acc) {
+  return inputFirst ? math::FmaOp::create(bld, loc, xs, y, acc)
+                    : math::FmaOp::create(bld, loc, y, xs, acc);
+}
+
+/// B[k, n0 : n0 + cols] for every k, copied into a [k, cols] buffer of
+/// the work item, freed at its end (a column tile of a weight is read
+/// once per work item, not once per row tile, and the tiles' loads stay
+/// in cache instead of falling a row stride apart into the same sets);
+/// null when it cannot be packed (canPackColumns). Weights whose columns are
+/// contiguous are copied a vector at a time, others by packTransposed.
+Value CpuContractionKernels::packPanel(OpBuilder &bld, Location loc, SmallVector<Value> dims, Value n0) {
+  if (!canPackColumns(c, cols))
+    return nullptr;
+  auto type = MemRefType::get({c.length, cols}, bld.getF32Type());
+  // Heap, not stack: an alloca in a work item's loop would grow the stack
+  // with every item.
+  Value pack = memref::AllocOp::create(bld, loc, type, /*alignment=*/bld.getI64IntegerAttr(64));
+  auto vt = VectorType::get({kCpuLanes}, bld.getF32Type());
+  if (layout != WeightLayout::Columns) {
+    packTransposed(bld, loc, dims, n0, pack);
+    return pack;
+  }
+  auto loop = scf::ForOp::create(bld, loc, cstIndex(bld, loc, 0), sizes[c.k], cstIndex(bld, loc, 1));
+  OpBuilder lb = OpBuilder::atBlockTerminator(loop.getBody());
+  dims[c.k] = loop.getInductionVar();
+  for (int64_t v = 0; v < cols / kCpuLanes; ++v) {
+    Value col = cstIndex(lb, loc, v * kCpuLanes);
+    dims[c.n] = arith::AddIOp::create(lb, loc, n0, col);
+    Value y = vector::LoadOp::create(lb, loc, vt, b, indicesOf(lb, loc, bMap, dims));
+    vector::StoreOp::create(lb, loc, y, pack, ValueRange{loop.getInductionVar(), col});
+  }
+  return pack;
+}
+
+/// The outputs of `rowIdx` x [n0, n0 + cols) in vector accumulators,
+/// reading the weights from `pack` when there is one. `dims` holds the
+/// batch dims.
+void CpuContractionKernels::vectorTile(OpBuilder &bld, Location loc, SmallVector<Value> dims, ArrayRef<Value> rowIdx,
+                Value n0, Value pack) {
+  auto vt = VectorType::get({kCpuLanes}, bld.getF32Type());
+  int64_t nv = cols / kCpuLanes;
+  SmallVector<Value> colIdx, packCol;
+  for (int64_t v = 0; v < nv; ++v) {
+    packCol.push_back(cstIndex(bld, loc, v * kCpuLanes));
+    colIdx.push_back(arith::AddIOp::create(bld, loc, n0, packCol.back()));
+  }
+  auto outAt = [&](OpBuilder &ob, size_t r, int64_t v) {
+    dims[c.m] = rowIdx[r];
+    dims[c.n] = colIdx[v];
+    return indicesOf(ob, loc, outMap, dims);
+  };
+  SmallVector<Value> init;
+  for (size_t r = 0; r < rowIdx.size(); ++r)
+    for (int64_t v = 0; v < nv; ++v)
+      init.push_back(vector::LoadOp::create(bld, loc, vt, out, outAt(bld, r, v)));
+  auto loop = scf::ForOp::create(bld, loc, cstIndex(bld, loc, 0), sizes[c.k], cstIndex(bld, loc, 1), init);
+  {
+    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+    Value k = loop.getInductionVar();
+    dims[c.k] = k;
+    SmallVector<Value> ys;
+    for (int64_t v = 0; v < nv; ++v) {
+      dims[c.n] = colIdx[v];
+      ys.push_back(pack ? vector::LoadOp::create(lb, loc, vt, pack, ValueRange{k, packCol[v]})
+                        : vector::LoadOp::create(lb, loc, vt, b, indicesOf(lb, loc, bMap, dims)));
+    }
+    SmallVector<Value> next;
+    for (size_t r = 0; r < rowIdx.size(); ++r) {
+      dims[c.m] = rowIdx[r];
+      Value x = memref::LoadOp::create(lb, loc, a, indicesOf(lb, loc, aMap, dims));
+      Value xs = vector::BroadcastOp::create(lb, loc, vt, x);
+      for (int64_t v = 0; v < nv; ++v)
+        next.push_back(fma(lb, loc, xs, ys[v], loop.getRegionIterArgs()[r * nv + v]));
+    }
+    scf::YieldOp::create(lb, loc, next);
+  }
+  for (size_t r = 0; r < rowIdx.size(); ++r)
+    for (int64_t v = 0; v < nv; ++v)
+      vector::StoreOp::create(bld, loc, loop.getResult(r * nv + v), out, outAt(bld, r, v));
+}
+
+/// Each output of [m0, mEnd) x [n0, nEnd) folded alone, with the
+/// generic's scalar body.
+void CpuContractionKernels::scalarTile(OpBuilder &bld, Location loc, SmallVector<Value> dims, Value m0, Value mEnd,
+                Value n0, Value nEnd) {
+  Value one = cstIndex(bld, loc, 1);
+  auto rowLoop = scf::ForOp::create(bld, loc, m0, mEnd, one);
+  OpBuilder rb = OpBuilder::atBlockTerminator(rowLoop.getBody());
+  dims[c.m] = rowLoop.getInductionVar();
+  auto colLoop = scf::ForOp::create(rb, loc, n0, nEnd, one);
+  OpBuilder cb = OpBuilder::atBlockTerminator(colLoop.getBody());
+  dims[c.n] = colLoop.getInductionVar();
+  SmallVector<Value> outIdx = indicesOf(cb, loc, outMap, dims);
+  Value init = memref::LoadOp::create(cb, loc, out, outIdx);
+  auto loop = scf::ForOp::create(cb, loc, cstIndex(cb, loc, 0), sizes[c.k], one, ValueRange{init});
+  {
+    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+    dims[c.k] = loop.getInductionVar();
+    Value x = memref::LoadOp::create(lb, loc, a, indicesOf(lb, loc, aMap, dims));
+    Value y = memref::LoadOp::create(lb, loc, b, indicesOf(lb, loc, bMap, dims));
+    Value next = lockstep::applyBody(lb, c.op, x, y, loop.getRegionIterArgs()[0]);
+    scf::YieldOp::create(lb, loc, next);
+  }
+  memref::StoreOp::create(cb, loc, loop.getResult(0), out, outIdx);
+}
+
+/// The packed [k, cols] columns of weights not laid out by columns:
+/// Transposed ones 8 x 8 blocks at a time, read along their contiguous k
+/// and transposed in registers, the last k % 8 (and Other weights) an
+/// element at a time.
+void CpuContractionKernels::packTransposed(OpBuilder &bld, Location loc, SmallVector<Value> dims,
+                                           Value n0, Value pack) {
+  int64_t kBlocks = layout == WeightLayout::Transposed ? c.length / kCpuLanes * kCpuLanes : 0;
+  Value zero = cstIndex(bld, loc, 0), one = cstIndex(bld, loc, 1);
+  if (kBlocks) {
+    auto kLoop = scf::ForOp::create(bld, loc, zero, cstIndex(bld, loc, kBlocks),
+                                    cstIndex(bld, loc, kCpuLanes));
+    OpBuilder kb = OpBuilder::atBlockTerminator(kLoop.getBody());
+    Value k0 = kLoop.getInductionVar();
+    for (int64_t v = 0; v < cols / kCpuLanes; ++v) {
+      Value col = cstIndex(kb, loc, v * kCpuLanes);
+      Value n = arith::AddIOp::create(kb, loc, n0, col);
+      SmallVector<Value> block = weightBlock(kb, loc, dims, n, k0);
+      for (int64_t kk = 0; kk < kCpuLanes; ++kk) {
+        Value k = kk ? arith::AddIOp::create(kb, loc, k0, cstIndex(kb, loc, kk)).getResult() : k0;
+        vector::StoreOp::create(kb, loc, block[kk], pack, ValueRange{k, col});
+      }
+    }
+  }
+  if (kBlocks == c.length)
+    return;
+  auto colLoop = scf::ForOp::create(bld, loc, zero, cstIndex(bld, loc, cols), one);
+  OpBuilder cb = OpBuilder::atBlockTerminator(colLoop.getBody());
+  dims[c.n] = arith::AddIOp::create(cb, loc, n0, colLoop.getInductionVar());
+  auto kLoop = scf::ForOp::create(cb, loc, cstIndex(cb, loc, kBlocks), sizes[c.k], one);
+  OpBuilder kb = OpBuilder::atBlockTerminator(kLoop.getBody());
+  dims[c.k] = kLoop.getInductionVar();
+  Value y = memref::LoadOp::create(kb, loc, b, indicesOf(kb, loc, bMap, dims));
+  memref::StoreOp::create(kb, loc, y, pack,
+                          ValueRange{kLoop.getInductionVar(), colLoop.getInductionVar()});
+}
+
+/// Transposed weights W[n : n + 8, k : k + 8] as 8 vectors, the i-th
+/// holding the 8 columns' values at k + i.
+SmallVector<Value> CpuContractionKernels::weightBlock(OpBuilder &bld, Location loc,
+                                                      SmallVector<Value> dims, Value n, Value k) {
+  auto vt = VectorType::get({kCpuLanes}, bld.getF32Type());
+  dims[c.k] = k;
+  SmallVector<Value> rowsOfW;
+  for (int64_t l = 0; l < kCpuLanes; ++l) {
+    dims[c.n] = l ? arith::AddIOp::create(bld, loc, n, cstIndex(bld, loc, l)).getResult() : n;
+    rowsOfW.push_back(vector::LoadOp::create(bld, loc, vt, b, indicesOf(bld, loc, bMap, dims)));
+  }
+  return transpose8x8(bld, loc, rowsOfW);
+}
+
+/// The outputs of every row x [n0, n0 + 8 * groups), Transposed weights: a
+/// row at a time, `groups` vector accumulators loaded from the output and
+/// carried over all of k in increasing order (8 x 8 weight blocks, then
+/// the last k % 8 gathered a column at a time), then stored. The strip's
+/// weights stay in cache from one row to the next.
+void CpuContractionKernels::transposedStrip(OpBuilder &bld, Location loc, SmallVector<Value> dims,
+                                            Value n0, int64_t groups) {
+  auto vt = VectorType::get({kCpuLanes}, bld.getF32Type());
+  Value zero = cstIndex(bld, loc, 0), one = cstIndex(bld, loc, 1);
+  Value lanes = cstIndex(bld, loc, kCpuLanes);
+  Value kVec = arith::MulIOp::create(
+      bld, loc, arith::DivUIOp::create(bld, loc, sizes[c.k], lanes), lanes);
+  SmallVector<Value> colIdx;
+  for (int64_t v = 0; v < groups; ++v)
+    colIdx.push_back(v ? arith::AddIOp::create(bld, loc, n0, cstIndex(bld, loc, v * kCpuLanes))
+                             .getResult()
+                       : n0);
+  auto rowLoop = scf::ForOp::create(bld, loc, zero, sizes[c.m], one);
+  OpBuilder rb = OpBuilder::atBlockTerminator(rowLoop.getBody());
+  dims[c.m] = rowLoop.getInductionVar();
+  auto outAt = [&](OpBuilder &ob, int64_t v) {
+    dims[c.n] = colIdx[v];
+    return indicesOf(ob, loc, outMap, dims);
+  };
+  SmallVector<Value> accs;
+  for (int64_t v = 0; v < groups; ++v)
+    accs.push_back(vector::LoadOp::create(rb, loc, vt, out, outAt(rb, v)));
+  auto aAt = [&](OpBuilder &ob, Value k) {
+    dims[c.k] = k;
+    Value x = memref::LoadOp::create(ob, loc, a, indicesOf(ob, loc, aMap, dims));
+    return vector::BroadcastOp::create(ob, loc, vt, x).getResult();
+  };
+  auto blocks = scf::ForOp::create(rb, loc, zero, kVec, lanes, accs);
+  {
+    OpBuilder lb = OpBuilder::atBlockBegin(blocks.getBody());
+    Value k0 = blocks.getInductionVar();
+    SmallVector<SmallVector<Value>> w;
+    for (int64_t v = 0; v < groups; ++v)
+      w.push_back(weightBlock(lb, loc, dims, colIdx[v], k0));
+    SmallVector<Value> acc(blocks.getRegionIterArgs());
+    for (int64_t kk = 0; kk < kCpuLanes; ++kk) {
+      Value k = kk ? arith::AddIOp::create(lb, loc, k0, cstIndex(lb, loc, kk)).getResult() : k0;
+      Value xs = aAt(lb, k);
+      for (int64_t v = 0; v < groups; ++v)
+        acc[v] = fma(lb, loc, xs, w[v][kk], acc[v]);
+    }
+    scf::YieldOp::create(lb, loc, acc);
+  }
+  auto rest = scf::ForOp::create(rb, loc, kVec, sizes[c.k], one, blocks.getResults());
+  {
+    OpBuilder lb = OpBuilder::atBlockBegin(rest.getBody());
+    Value k = rest.getInductionVar();
+    Value xs = aAt(lb, k);
+    SmallVector<Value> acc(rest.getRegionIterArgs());
+    for (int64_t v = 0; v < groups; ++v) {
+      SmallVector<Value> ys;
+      for (int64_t l = 0; l < kCpuLanes; ++l) {
+        dims[c.n] = arith::AddIOp::create(lb, loc, colIdx[v], cstIndex(lb, loc, l));
+        ys.push_back(memref::LoadOp::create(lb, loc, b, indicesOf(lb, loc, bMap, dims)));
+      }
+      Value y = vector::FromElementsOp::create(lb, loc, vt, ys);
+      acc[v] = fma(lb, loc, xs, y, acc[v]);
+    }
+    scf::YieldOp::create(lb, loc, acc);
+  }
+  for (int64_t v = 0; v < groups; ++v)
+    vector::StoreOp::create(rb, loc, rest.getResult(v), out, outAt(rb, v));
+}
+
+void CpuContractionKernels::buildTransposedPanels(OpBuilder &bld, Location loc) {
+  SmallVector<Value> extents;
+  for (unsigned d : c.batch)
+    extents.push_back(sizes[d]);
+  Value panelC = cstIndex(bld, loc, kPanel);
+  extents.push_back(arith::CeilDivUIOp::create(bld, loc, sizes[c.n], panelC));
+  auto [pb, idx] = parallelOver(bld, loc, extents);
+  SmallVector<Value> dims(sizes.size());
+  for (auto [i, d] : llvm::enumerate(c.batch))
+    dims[d] = idx[i];
+  Value n0 = arith::MulIOp::create(pb, loc, idx.back(), panelC);
+  Value nEnd = arith::MinUIOp::create(pb, loc, arith::AddIOp::create(pb, loc, n0, panelC),
+                                      sizes[c.n]);
+  // Strips of kStripGroups vectors, then of one, then single columns.
+  Value span = arith::SubIOp::create(pb, loc, nEnd, n0);
+  auto roundDown = [&](int64_t step) -> Value {
+    Value s = cstIndex(pb, loc, step);
+    return arith::AddIOp::create(
+        pb, loc, n0, arith::MulIOp::create(pb, loc, arith::DivUIOp::create(pb, loc, span, s), s));
+  };
+  Value nWide = roundDown(kStripGroups * kCpuLanes), nVec = roundDown(kCpuLanes);
+  auto wide = scf::ForOp::create(pb, loc, n0, nWide, cstIndex(pb, loc, kStripGroups * kCpuLanes));
+  OpBuilder wb = OpBuilder::atBlockTerminator(wide.getBody());
+  transposedStrip(wb, loc, dims, wide.getInductionVar(), kStripGroups);
+  auto narrow = scf::ForOp::create(pb, loc, nWide, nVec, cstIndex(pb, loc, kCpuLanes));
+  OpBuilder nb = OpBuilder::atBlockTerminator(narrow.getBody());
+  transposedStrip(nb, loc, dims, narrow.getInductionVar(), 1);
+  scalarTile(pb, loc, dims, cstIndex(pb, loc, 0), sizes[c.m], nVec, nEnd);
+}
