@@ -257,7 +257,8 @@ private:
     AffineMap outMap = g.op.getMatchingIndexingMap(init);
     SmallVector<Value> starts;
     for (int64_t v = 0; v < count; ++v)
-      starts.push_back(v == 0 ? l0 : arith::AddIOp::create(b, loc, l0, cstIndex(b, loc, v * width)).getResult());
+      starts.push_back(
+          v == 0 ? l0 : arith::AddIOp::create(b, loc, l0, cstIndex(b, loc, v * width)).getResult());
     auto outAt = [&](OpBuilder &ob, Value start) {
       dims[g.lane] = start;
       return indicesOf(ob, loc, outMap, dims);
@@ -277,7 +278,8 @@ private:
     bool tiled = width == kCpuLanes && !g.rowLoads.empty() && !ShapedType::isDynamic(red) &&
                  red % kCpuLanes == 0;
     int64_t step = tiled ? kCpuLanes : 1;
-    auto loop = scf::ForOp::create(b, loc, cstIndex(b, loc, 0), sizes[g.red], cstIndex(b, loc, step), accs);
+    auto loop =
+        scf::ForOp::create(b, loc, cstIndex(b, loc, 0), sizes[g.red], cstIndex(b, loc, step), accs);
     {
       OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
       SmallVector<Value> cur(loop.getRegionIterArgs());
@@ -414,7 +416,8 @@ private:
           for (int64_t u = 0; u < width; ++u)
             steps.push_back(u);
           auto it = VectorType::get({width}, b.getIndexType());
-          Value step = arith::ConstantOp::create(b, loc, it, DenseElementsAttr::get(it, ArrayRef(steps)));
+          Value step =
+              arith::ConstantOp::create(b, loc, it, DenseElementsAttr::get(it, ArrayRef(steps)));
           map.map(idx.getResult(),
                   arith::AddIOp::create(b, loc, lanesOf(b, loc, dims[g.lane], width), step)
                       .getResult());

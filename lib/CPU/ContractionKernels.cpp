@@ -102,7 +102,8 @@ void CpuContractionKernels::buildTiles(OpBuilder &bld, Location loc) {
   {
     OpBuilder tb = OpBuilder::atBlockTerminator(&colBranch.getThenRegion().front());
     Value pack = packPanel(tb, loc, dims, n0);
-    auto tilesLoop = scf::ForOp::create(tb, loc, cstIndex(tb, loc, 0), mTiles, cstIndex(tb, loc, 1));
+    auto tilesLoop =
+        scf::ForOp::create(tb, loc, cstIndex(tb, loc, 0), mTiles, cstIndex(tb, loc, 1));
     OpBuilder lb = OpBuilder::atBlockTerminator(tilesLoop.getBody());
     Value m0 = arith::MulIOp::create(lb, loc, tilesLoop.getInductionVar(), rowsC);
     Value mFull = arith::AddIOp::create(lb, loc, m0, rowsC);
@@ -113,7 +114,8 @@ void CpuContractionKernels::buildTiles(OpBuilder &bld, Location loc) {
     OpBuilder fb = OpBuilder::atBlockTerminator(&rowBranch.getThenRegion().front());
     SmallVector<Value> rowIdx;
     for (int64_t r = 0; r < rows; ++r)
-      rowIdx.push_back(r == 0 ? m0 : arith::AddIOp::create(fb, loc, m0, cstIndex(fb, loc, r)).getResult());
+      rowIdx.push_back(
+          r == 0 ? m0 : arith::AddIOp::create(fb, loc, m0, cstIndex(fb, loc, r)).getResult());
     vectorTile(fb, loc, dims, rowIdx, n0, pack);
     OpBuilder eb = OpBuilder::atBlockTerminator(&rowBranch.getElseRegion().front());
     auto each = scf::ForOp::create(eb, loc, m0, sizes[c.m], cstIndex(eb, loc, 1));
@@ -193,7 +195,8 @@ Value CpuContractionKernels::fma(OpBuilder &bld, Location loc, Value xs, Value y
 /// in cache instead of falling a row stride apart into the same sets);
 /// null when it cannot be packed (canPackColumns). Weights whose columns are
 /// contiguous are copied a vector at a time, others by packTransposed.
-Value CpuContractionKernels::packPanel(OpBuilder &bld, Location loc, SmallVector<Value> dims, Value n0) {
+Value CpuContractionKernels::packPanel(OpBuilder &bld, Location loc, SmallVector<Value> dims,
+                                       Value n0) {
   if (!canPackColumns(c, cols))
     return nullptr;
   auto type = MemRefType::get({c.length, cols}, bld.getF32Type());
@@ -205,7 +208,8 @@ Value CpuContractionKernels::packPanel(OpBuilder &bld, Location loc, SmallVector
     packTransposed(bld, loc, dims, n0, pack);
     return pack;
   }
-  auto loop = scf::ForOp::create(bld, loc, cstIndex(bld, loc, 0), sizes[c.k], cstIndex(bld, loc, 1));
+  auto loop =
+      scf::ForOp::create(bld, loc, cstIndex(bld, loc, 0), sizes[c.k], cstIndex(bld, loc, 1));
   OpBuilder lb = OpBuilder::atBlockTerminator(loop.getBody());
   dims[c.k] = loop.getInductionVar();
   for (int64_t v = 0; v < cols / kCpuLanes; ++v) {
@@ -220,8 +224,8 @@ Value CpuContractionKernels::packPanel(OpBuilder &bld, Location loc, SmallVector
 /// The outputs of `rowIdx` x [n0, n0 + cols) in vector accumulators,
 /// reading the weights from `pack` when there is one. `dims` holds the
 /// batch dims.
-void CpuContractionKernels::vectorTile(OpBuilder &bld, Location loc, SmallVector<Value> dims, ArrayRef<Value> rowIdx,
-                Value n0, Value pack) {
+void CpuContractionKernels::vectorTile(OpBuilder &bld, Location loc, SmallVector<Value> dims,
+                                       ArrayRef<Value> rowIdx, Value n0, Value pack) {
   auto vt = VectorType::get({kCpuLanes}, bld.getF32Type());
   int64_t nv = cols / kCpuLanes;
   SmallVector<Value> colIdx, packCol;
@@ -238,7 +242,8 @@ void CpuContractionKernels::vectorTile(OpBuilder &bld, Location loc, SmallVector
   for (size_t r = 0; r < rowIdx.size(); ++r)
     for (int64_t v = 0; v < nv; ++v)
       init.push_back(vector::LoadOp::create(bld, loc, vt, out, outAt(bld, r, v)));
-  auto loop = scf::ForOp::create(bld, loc, cstIndex(bld, loc, 0), sizes[c.k], cstIndex(bld, loc, 1), init);
+  auto loop =
+      scf::ForOp::create(bld, loc, cstIndex(bld, loc, 0), sizes[c.k], cstIndex(bld, loc, 1), init);
   {
     OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
     Value k = loop.getInductionVar();
@@ -266,8 +271,8 @@ void CpuContractionKernels::vectorTile(OpBuilder &bld, Location loc, SmallVector
 
 /// Each output of [m0, mEnd) x [n0, nEnd) folded alone, with the
 /// generic's scalar body.
-void CpuContractionKernels::scalarTile(OpBuilder &bld, Location loc, SmallVector<Value> dims, Value m0, Value mEnd,
-                Value n0, Value nEnd) {
+void CpuContractionKernels::scalarTile(OpBuilder &bld, Location loc, SmallVector<Value> dims,
+                                       Value m0, Value mEnd, Value n0, Value nEnd) {
   Value one = cstIndex(bld, loc, 1);
   auto rowLoop = scf::ForOp::create(bld, loc, m0, mEnd, one);
   OpBuilder rb = OpBuilder::atBlockTerminator(rowLoop.getBody());

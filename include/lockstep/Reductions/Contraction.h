@@ -4,10 +4,12 @@
 // whose loop dims are all parallel but one reduction dim `k`: a projection
 // `X·W`, a chunk's partial of one, or a batched product. The passes that
 // give contractions a faster schedule (lockstep-tile-contractions for the
-// GPU, lockstep-cpu-microkernels for the CPU) recognise them here, and then
-// only change which thread computes an output and where its operands come
-// from: every output still folds over k in increasing order from its own
-// value, with the generic's own body.
+// GPU, lockstep-cpu-microkernels for the CPU, with the kernels of
+// lockstep/GPU/ContractionKernel.h and lockstep/CPU/ContractionKernels.h)
+// recognise them here, and then only change which thread computes an
+// output and where its operands come from: every output still folds over k
+// in increasing order from its own value, with the generic's own body. The
+// loop helpers below are shared with lockstep-cpu-gather-kernels too.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOCKSTEP_REDUCTIONS_CONTRACTION_H
