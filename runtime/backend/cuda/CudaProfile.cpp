@@ -2,6 +2,7 @@
 #include "lockstep/Runtime/Backend/Cuda/CudaProfile.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -10,6 +11,22 @@
 
 namespace lockstep::rt::cuda_profile {
 namespace {
+
+/// How many kernels the profile lists, most time first:
+/// LOCKSTEP_CUDA_PROFILE_ROWS (0: all; unset or not a number: 40).
+size_t rowLimit() {
+  static const size_t limit = [] {
+    const char *e = std::getenv("LOCKSTEP_CUDA_PROFILE_ROWS");
+    if (!e || !*e)
+      return size_t(40);
+    char *end = nullptr;
+    unsigned long long n = std::strtoull(e, &end, 10);
+    if (*end)
+      return size_t(40);
+    return n == 0 ? SIZE_MAX : size_t(n);
+  }();
+  return limit;
+}
 
 struct Row {
   uint64_t launches = 0, threads = 0;
@@ -54,7 +71,7 @@ struct Totals {
                  (unsigned long long)arenaBytes);
     std::fprintf(stderr, "  %10s %12s %12s %14s  %s\n", "launches", "total ms", "us/launch",
                  "threads/launch", "kernel (its ONNX node)");
-    for (size_t i = 0; i < rows.size() && i < 40; ++i) {
+    for (size_t i = 0; i < rows.size() && i < rowLimit(); ++i) {
       const Row &r = rows[i].second;
       std::fprintf(stderr, "  %10llu %12.3f %12.2f %14llu  %s\n", (unsigned long long)r.launches,
                    r.seconds * 1e3, r.seconds * 1e6 / double(r.launches),
