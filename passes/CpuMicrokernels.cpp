@@ -85,9 +85,17 @@ struct CpuMicrokernelsPass
       rewrite(f.c, f.inputFirst, f.layout);
   }
 
-  void rewrite(const Contraction &c, bool inputFirst, WeightLayout layout) {
+  void rewrite(Contraction c, bool inputFirst, WeightLayout layout) {
     linalg::GenericOp op = c.op;
     Location loc = op.getLoc();
+    // A fill of the output just before: the kernels that hold outputs in
+    // registers start from its value (a pass over memory fewer); the forms
+    // that fold in memory keep it.
+    linalg::FillOp fill = lockstep::forwardableFill(op, 0);
+    if (fill && fill.getDpsInputOperand(0)->get().getType().isF32())
+      c.init = fill.getDpsInputOperand(0)->get();
+    else
+      fill = nullptr;
     OpBuilder b(op);
     SmallVector<Value> sizes = lockstep::loopSizes(b, op);
     lockstep::CpuContractionKernels kernels(c, sizes, rows, cols, inputFirst, layout);
@@ -97,6 +105,8 @@ struct CpuMicrokernelsPass
                                       cstIndex(b, loc, rows));
     auto branch = scf::IfOp::create(b, loc, few, /*withElse=*/true);
     OpBuilder pb = OpBuilder::atBlockTerminator(&branch.getThenRegion().front());
+    if (fill && layout != WeightLayout::Transposed)
+      pb.clone(*fill);
     if (layout == WeightLayout::Columns)
       kernels.buildPanels(pb, loc);
     else if (layout == WeightLayout::Transposed)
@@ -106,6 +116,8 @@ struct CpuMicrokernelsPass
     OpBuilder tb = OpBuilder::atBlockTerminator(&branch.getElseRegion().front());
     kernels.buildTiles(tb, loc);
     op.erase();
+    if (fill)
+      fill.erase();
     ++numRewritten;
   }
 };

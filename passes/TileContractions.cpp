@@ -87,6 +87,14 @@ struct TileContractionsPass
   void tile(Contraction &c) {
     linalg::GenericOp op = c.op;
     Location loc = op.getLoc();
+    // A fill of the output just before: the tiles start from its value (one
+    // kernel fewer); the plain generic below keeps it.
+    linalg::FillOp fill = lockstep::forwardableFill(op, 0);
+    if (fill && fill.getDpsInputOperand(0)->get().getType() ==
+                    cast<MemRefType>(op.getDpsInitOperand(0)->get().getType()).getElementType())
+      c.init = fill.getDpsInputOperand(0)->get();
+    else
+      fill = nullptr;
     OpBuilder b(op);
     SmallVector<Value> sizes = lockstep::loopSizes(b, op);
     auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v).getResult(); };
@@ -117,6 +125,8 @@ struct TileContractionsPass
       tb = OpBuilder::atBlockBegin(&pick.getElseRegion().front());
     }
     op->moveBefore(branch.getElseRegion().front().getTerminator());
+    if (fill)
+      fill->moveBefore(op);
     ++numTiled;
   }
 };

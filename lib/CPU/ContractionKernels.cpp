@@ -184,6 +184,13 @@ void CpuContractionKernels::buildPanels(OpBuilder &bld, Location loc) {
 /// value broadcast. math.fma, not vector.fma: that one lowers to
 /// llvm.intr.fmuladd, which the backend may split into a product and a
 /// sum (two roundings).
+Value CpuContractionKernels::startOf(OpBuilder &bld, Location loc, ValueRange outIdx) {
+  auto vt = VectorType::get({kCpuLanes}, bld.getF32Type());
+  if (c.init)
+    return vector::BroadcastOp::create(bld, loc, vt, c.init);
+  return vector::LoadOp::create(bld, loc, vt, out, outIdx);
+}
+
 Value CpuContractionKernels::fma(OpBuilder &bld, Location loc, Value xs, Value y, Value acc) {
   return inputFirst ? math::FmaOp::create(bld, loc, xs, y, acc)
                     : math::FmaOp::create(bld, loc, y, xs, acc);
@@ -241,7 +248,7 @@ void CpuContractionKernels::vectorTile(OpBuilder &bld, Location loc, SmallVector
   SmallVector<Value> init;
   for (size_t r = 0; r < rowIdx.size(); ++r)
     for (int64_t v = 0; v < nv; ++v)
-      init.push_back(vector::LoadOp::create(bld, loc, vt, out, outAt(bld, r, v)));
+      init.push_back(startOf(bld, loc, outAt(bld, r, v)));
   auto loop =
       scf::ForOp::create(bld, loc, cstIndex(bld, loc, 0), sizes[c.k], cstIndex(bld, loc, 1), init);
   {
@@ -281,7 +288,7 @@ void CpuContractionKernels::scalarTile(OpBuilder &bld, Location loc, SmallVector
   OpBuilder cb = OpBuilder::atBlockTerminator(colLoop.getBody());
   dims[c.n] = colLoop.getInductionVar();
   SmallVector<Value> outIdx = indicesOf(cb, loc, outMap, dims);
-  Value init = memref::LoadOp::create(cb, loc, out, outIdx);
+  Value init = c.init ? c.init : memref::LoadOp::create(cb, loc, out, outIdx).getResult();
   auto loop = scf::ForOp::create(cb, loc, cstIndex(cb, loc, 0), sizes[c.k], one, ValueRange{init});
   {
     OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
@@ -370,7 +377,7 @@ void CpuContractionKernels::transposedStrip(OpBuilder &bld, Location loc, SmallV
   };
   SmallVector<Value> accs;
   for (int64_t v = 0; v < groups; ++v)
-    accs.push_back(vector::LoadOp::create(rb, loc, vt, out, outAt(rb, v)));
+    accs.push_back(startOf(rb, loc, outAt(rb, v)));
   auto aAt = [&](OpBuilder &ob, Value k) {
     dims[c.k] = k;
     Value x = memref::LoadOp::create(ob, loc, a, indicesOf(ob, loc, aMap, dims));

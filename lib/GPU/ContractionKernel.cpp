@@ -393,8 +393,11 @@ private:
       return {lockstep::indicesOf(b, t.loc, map, d), in};
     }
 
-    /// Each output's own value (zero past the ends).
+    /// Each output's own value (zero past the ends), or the forwarded
+    /// fill's value for all of them.
     SmallVector<Value> load(OpBuilder &b) {
+      if (t.c.init)
+        return SmallVector<Value>(t.s.tm * t.s.tn, t.c.init);
       Type e = cast<MemRefType>(mem.getType()).getElementType();
       SmallVector<Value> values;
       for (int64_t i = 0; i < t.s.tm; ++i)

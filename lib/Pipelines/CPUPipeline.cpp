@@ -134,7 +134,7 @@ lockstep::buildCPUCodegenPipeline(mlir::OpPassManager &pm,
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,"
       "func.func(lockstep-lower-copies, lockstep-cpu-microkernels, lockstep-cpu-gather-kernels,"
-      " convert-linalg-to-parallel-loops),"
+      " lockstep-forward-fills, convert-linalg-to-parallel-loops),"
       "lockstep-outline-parallel,"
       "expand-strided-metadata, lower-affine, convert-scf-to-cf, convert-vector-to-llvm,"
       "convert-math-to-llvm, convert-math-to-libm, finalize-memref-to-llvm,"

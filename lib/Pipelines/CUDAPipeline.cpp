@@ -64,7 +64,7 @@ mlir::LogicalResult lockstep::buildCUDACodegenPipeline(mlir::OpPassManager &pm,
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,"
       "func.func(lockstep-lower-copies, lockstep-reductions-innermost, lockstep-tile-contractions,"
-      " convert-linalg-to-parallel-loops, lockstep-map-to-gpu),"
+      " lockstep-forward-fills, convert-linalg-to-parallel-loops, lockstep-map-to-gpu),"
       "gpu-launch-sink-index-computations, gpu-kernel-outlining,"
       "gpu.module(lockstep-gpu-exact-math, lockstep-align-workgroup-memory),"
       "nvvm-attach-target{chip=" + options.chip + " O=3},"

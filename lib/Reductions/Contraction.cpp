@@ -1,6 +1,8 @@
 //===- Contraction.cpp - Recognising bufferized contractions --------------===//
 #include "lockstep/Reductions/Contraction.h"
 
+#include "llvm/ADT/SmallBitVector.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -48,6 +50,49 @@ Value lockstep::rootOf(Value v) {
     break;
   }
   return v;
+}
+
+linalg::FillOp lockstep::forwardableFill(linalg::GenericOp op, unsigned init) {
+  if (!op.hasPureBufferSemantics() || init >= op.getNumDpsInits())
+    return nullptr;
+  OpOperand *out = op.getDpsInitOperand(init);
+  auto type = dyn_cast<MemRefType>(out->get().getType());
+  AffineMap map = op.getMatchingIndexingMap(out);
+  if (!type || map.getNumResults() != type.getRank() || map.getNumResults() == 0)
+    return nullptr;
+  // Every element written once per point of the parallel dims: the map
+  // names each parallel dim once, and no reduction dim.
+  llvm::SmallBitVector seen(op.getNumLoops());
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  unsigned parallel = 0;
+  for (utils::IteratorType it : iters)
+    parallel += linalg::isParallelIterator(it);
+  for (AffineExpr e : map.getResults()) {
+    auto d = dyn_cast<AffineDimExpr>(e);
+    if (!d || seen.test(d.getPosition()) || !linalg::isParallelIterator(iters[d.getPosition()]))
+      return nullptr;
+    seen.set(d.getPosition());
+  }
+  if (map.getNumResults() != parallel)
+    return nullptr;
+  Value root = rootOf(out->get());
+  for (Operation *o = op->getPrevNode(); o; o = o->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(o)) {
+      if (fill.hasPureBufferSemantics() && fill.getDpsInitOperand(0)->get() == out->get())
+        return fill;
+    }
+    // Any use of the buffer, here or nested (a kernel, a loop), reads or
+    // writes the filled values.
+    WalkResult touches = o->walk([&](Operation *n) {
+      for (Value v : n->getOperands())
+        if (isa<BaseMemRefType>(v.getType()) && rootOf(v) == root)
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (touches.wasInterrupted())
+      return nullptr;
+  }
+  return nullptr;
 }
 
 SmallVector<Value> lockstep::loopSizes(OpBuilder &b, linalg::GenericOp op) {

@@ -211,3 +211,32 @@ func.func @kept(%x: memref<?x64xf32>, %wk: memref<64x32xf32>, %y: memref<?x32xf3
   }
   return
 }
+
+// -----
+
+// A fill of the output just before: the tiles start their accumulators from
+// its value (no load of the output, no fill); the few-rows panels, which
+// fold in memory, run the fill first.
+#xf = affine_map<(t, n, k) -> (t, k)>
+#wf = affine_map<(t, n, k) -> (k, n)>
+#yf = affine_map<(t, n, k) -> (t, n)>
+// CHECK-LABEL: func.func @forwarded
+// CHECK-SAME: (%{{.*}}: memref<?x64xf32>, %{{.*}}: memref<64x32xf32>, %[[Y:.*]]: memref<?x32xf32>, %[[C:.*]]: f32)
+// CHECK: scf.if
+// CHECK-NEXT: linalg.fill ins(%[[C]] : f32) outs(%[[Y]]
+// CHECK: } else {
+// CHECK-NOT: linalg.fill
+// CHECK: %[[B:.*]] = vector.broadcast %[[C]] : f32 to vector<8xf32>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[B]]
+// CHECK-NOT: linalg.fill
+// CHECK: return
+func.func @forwarded(%x: memref<?x64xf32>, %w: memref<64x32xf32>, %y: memref<?x32xf32>, %c: f32) {
+  linalg.fill ins(%c : f32) outs(%y : memref<?x32xf32>)
+  linalg.generic {indexing_maps = [#xf, #wf, #yf], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x64xf32>, memref<64x32xf32>) outs(%y : memref<?x32xf32>) {
+  ^bb0(%in: f32, %wv: f32, %acc: f32):
+    %r = math.fma %in, %wv, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}

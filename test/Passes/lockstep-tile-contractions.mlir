@@ -288,3 +288,29 @@ func.func @kept(%x: memref<?x128xf32>, %w: memref<128x96xf32>, %y: memref<?x96xf
   }
   return
 }
+
+// -----
+
+// A fill of the output just before: every tile starts its outputs from the
+// fill's value (no load of the output, no fill kernel); the fill moves into
+// the branch that keeps the plain generic.
+// CHECK-LABEL: func.func @forwarded
+// CHECK-SAME: %[[Y:[a-z0-9]+]]: memref<?x96xf32>, %[[C:[a-z0-9]+]]: f32
+// CHECK-NOT: linalg.fill
+// CHECK: gpu.launch
+// CHECK-NOT: memref.load %[[Y]]
+// CHECK-NOT: vector.load %[[Y]]
+// CHECK: linalg.fill ins(%[[C]] : f32) outs(%[[Y]]
+// CHECK-NEXT: linalg.generic
+func.func @forwarded(%x: memref<?x128xf32>, %w: memref<128x96xf32>, %y: memref<?x96xf32>, %c: f32) {
+  linalg.fill ins(%c : f32) outs(%y : memref<?x96xf32>)
+  linalg.generic {indexing_maps = [affine_map<(t, n, k) -> (t, k)>, affine_map<(t, n, k) -> (k, n)>,
+                                   affine_map<(t, n, k) -> (t, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x128xf32>, memref<128x96xf32>) outs(%y : memref<?x96xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %f = math.fma %p, %q, %acc : f32
+    linalg.yield %f : f32
+  }
+  return
+}

@@ -31,6 +31,8 @@ WeightLayout weightLayout(const Contraction &c);
 bool canPackColumns(const Contraction &c, int64_t cols);
 
 /// The loops of one contraction, built before it; the caller erases it.
+/// With `c.init` set, the tiles and the transposed panels start every
+/// output from it instead of loading the output.
 class CpuContractionKernels {
 public:
   /// `sizes`: each loop dim's extent; `inputFirst`: whether the fma's first
@@ -45,7 +47,9 @@ public:
 
   /// Few rows (decode), Columns weights: an scf.parallel over (batch point,
   /// panel of columns); each work item streams its weight rows once, k
-  /// outermost, folding into the outputs in memory a vector at a time.
+  /// outermost, folding into the outputs in memory a vector at a time (so
+  /// from the outputs' stored values: a forwarded init must be stored
+  /// first).
   void buildPanels(mlir::OpBuilder &b, mlir::Location loc);
 
   /// Few rows, Transposed weights: an scf.parallel over (batch point, panel
@@ -56,6 +60,9 @@ public:
   void buildTransposedPanels(mlir::OpBuilder &b, mlir::Location loc);
 
 private:
+  /// The first value of a vector of outputs at `outIdx`: loaded, or the
+  /// contraction's forwarded init broadcast.
+  mlir::Value startOf(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange outIdx);
   mlir::Value fma(mlir::OpBuilder &b, mlir::Location loc, mlir::Value xs, mlir::Value y,
                   mlir::Value acc);
   mlir::Value packPanel(mlir::OpBuilder &b, mlir::Location loc,

@@ -415,6 +415,34 @@ def FuseElementwise : Pass<"lockstep-fuse-elementwise", "mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def ForwardFills : Pass<"lockstep-forward-fills", "mlir::func::FuncOp"> {
+  let summary = "Start reductions from their init's fill value instead of a filled buffer";
+  let description = [{
+    Runs on the bufferized step, for both targets, after the kernel passes
+    that forward fills themselves (lockstep-tile-contractions,
+    lockstep-cpu-microkernels) and before convert-linalg-to-parallel-loops.
+    A `linalg.fill` of a value `c` into a buffer that a reduction
+    `linalg.generic` then folds into (see `forwardableFill` in
+    lockstep/Reductions/Contraction.h: nothing else touches the buffer in
+    between, and the generic writes all of it) is erased, and the generic's
+    body reads `select(first, c, acc)` for that output's value, where
+    `first` is true at index 0 of every reduction dim. Each output's fold
+    then starts from `c` exactly as it started from the stored `c` before,
+    so no bit changes; the step loses a kernel (on the GPU) or a pass over
+    memory (on the CPU) per forwarded fill. Only generics whose reduction
+    dims have static, nonzero extents are rewritten: with no iteration the
+    output would keep the unfilled buffer's contents.
+
+    Example: `linalg.fill ins(%zero) outs(%out)` then a combine
+    `generic {acc + p}` over 3 chunks becomes one `generic {select(j == 0,
+    %zero, acc) + p}`.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numForwarded", "forwarded", "Fills forwarded into the reductions after them">,
+  ];
+}
+
 def TileContractions : Pass<"lockstep-tile-contractions", "mlir::func::FuncOp"> {
   let summary = "Launch each bufferized contraction as a shared-memory tiled GPU kernel";
   let description = [{
@@ -433,7 +461,11 @@ def TileContractions : Pass<"lockstep-tile-contractions", "mlir::func::FuncOp"> 
     body. So every output folds over k from its init in increasing k, exactly
     as the generic says: tiling changes which thread computes an output and
     where its operands come from, never the order of its fold. Rows and
-    columns past the end read zeros and are never stored.
+    columns past the end read zeros and are never stored. When a
+    `linalg.fill` of the output comes just before (see `forwardableFill` in
+    lockstep/Reductions/Contraction.h), the tiles start every output from
+    the fill's value instead of loading it, and the fill moves into the
+    branch that keeps the plain generic: one kernel fewer a contraction.
 
     The host picks the tile from the number of rows, each call: one row
     (decode of one request) takes 1x64 tiles of 64 threads, an output each;
@@ -555,6 +587,12 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
     whatever the rows, tiles or threads. Chunked reductions keep their
     chunks (a partial's chunk dim is a batch dim) and their combine, which
     is another generic.
+
+    A `linalg.fill` of the output just before (see `forwardableFill` in
+    lockstep/Reductions/Contraction.h) is forwarded: the tiles and the
+    transposed panels start their accumulators from its value instead of
+    loading it; the other few-rows forms, which fold in memory, run the
+    fill first. Either way each output's fold starts from the same value.
 
     Any other generic is left to convert-linalg-to-parallel-loops.
 

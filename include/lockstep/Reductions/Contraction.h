@@ -33,6 +33,10 @@ struct Contraction {
   int64_t length = 0;
   /// Whether k is the last index of input 0's (input 1's) map.
   bool aKFastest = false, bKFastest = false;
+  /// When set, every output starts its fold from this value (the fill that
+  /// preceded the op, forwarded by the pass that rewrites it), not from the
+  /// output buffer.
+  mlir::Value init;
 };
 
 /// `op` as a contraction: pure buffer semantics, two inputs and one output;
@@ -46,6 +50,15 @@ std::optional<Contraction> matchContraction(mlir::linalg::GenericOp op);
 
 /// The buffer a memref value is a view of (through views and casts).
 mlir::Value rootOf(mlir::Value v);
+
+/// The `linalg.fill` that sets init operand `init` of bufferized reduction
+/// `op` just before it, when skipping it and starting every output's fold
+/// from the fill's value gives the same results: the fill writes exactly
+/// that memref value, no op between them in the block (nor any op nested
+/// in one) uses a view of the same buffer, and `op` writes every
+/// element of it (its map of that init is a permutation of all the loop
+/// dims that are parallel, as many as the memref's rank). Otherwise null.
+mlir::linalg::FillOp forwardableFill(mlir::linalg::GenericOp op, unsigned init);
 
 /// Each loop dim's extent, built at `b` before `op`.
 llvm::SmallVector<mlir::Value> loopSizes(mlir::OpBuilder &b, mlir::linalg::GenericOp op);
