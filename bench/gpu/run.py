@@ -210,7 +210,17 @@ def hf_compiled(onnx_path):
     model.load_state_dict(llama1b.hf_state_dict(onnx_path))
     model = model.to("cuda", torch.float32).eval()
     model.generation_config.cache_implementation = "static"
-    model.forward = torch.compile(model.forward, mode="reduce-overhead", fullgraph=True)
+    # generate() compiles the decode step itself for a static cache (its
+    # compile_config; CUDA graphs with "reduce-overhead"). Compiling
+    # model.forward by hand as well made the two capture the same outputs
+    # (run 6: "accessing tensor output of CUDAGraphs that has been
+    # overwritten by a subsequent run").
+    try:
+        from transformers import CompileConfig
+        model.generation_config.compile_config = CompileConfig(fullgraph=True,
+                                                               mode="reduce-overhead")
+    except ImportError:  # older transformers: compile the forward by hand
+        model.forward = torch.compile(model.forward, mode="reduce-overhead", fullgraph=True)
     g = torch.Generator().manual_seed(1)
     with torch.no_grad():
         for c in COMPILED_CONCURRENCY:
@@ -227,8 +237,11 @@ def hf_compiled(onnx_path):
             torch.cuda.synchronize()
             secs = time.time() - t0
             # One line a concurrency, read by the parent as it comes.
+            # Whether generate() did compile (it keeps the compiled step).
+            compiled = getattr(model, "_compiled_call", None) is not None or \
+                hasattr(model.forward, "_torchdynamo_orig_callable")
             print("HFC " + json.dumps(dict(c=c, wall_s=secs, generated_per_s=c * NEW / secs,
-                                           warmup_s=warm)), flush=True)
+                                           warmup_s=warm, compiled=compiled)), flush=True)
 
 
 def hf_compiled_child(onnx_path, timeout):
