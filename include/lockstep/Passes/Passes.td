@@ -406,8 +406,9 @@ def FuseElementwise : Pass<"lockstep-fuse-elementwise", "mlir::func::FuncOp"> {
     kernel and one pass over memory. Every element is computed by the same
     scalar ops in the same order from the same operands, and an f32 held in
     a register equals the f32 stored and reloaded, so no bit changes.
-    Reductions, their chunked stages and producers with several uses are
-    left alone.
+    Reductions, their chunked stages and producers with several uses (of
+    one result or of several) are left alone: fusing them would compute them
+    once per use.
 
     Example: `%a = generic {x * y}` used once by `%b = generic {a + z}`
     becomes one `generic {(x * y) + z}`.
