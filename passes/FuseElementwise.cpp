@@ -3,7 +3,10 @@
 // Fuses chains of elementwise linalg.generic ops on tensors (norm scaling,
 // RoPE, activations, residual adds) into one op each, so that a backend
 // makes one kernel and one pass over memory of a chain. Only a producer
-// whose one use is an elementwise consumer is fused: every element is then
+// with one use in all (its results counted together) is fused, into an
+// elementwise consumer: one used more often would be computed once per use,
+// and a producer of several results (the weights of attention's last merge
+// step, say) once per result it gives the consumer. Every element is then
 // computed by the same scalar ops, in the same order, from the same
 // operands, as before, and an f32 kept in a register equals the f32 stored
 // and loaded, so no bit changes. Reductions and their chunked stages are
@@ -36,8 +39,7 @@ struct FuseElementwisePass
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(patterns, [](OpOperand *use) {
       Operation *producer = use->get().getDefiningOp();
-      return elementwise(producer) && elementwise(use->getOwner()) &&
-             use->get().hasOneUse();
+      return elementwise(producer) && elementwise(use->getOwner()) && producer->hasOneUse();
     });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

@@ -262,11 +262,28 @@ LogicalResult checkTail(linalg::LinalgOp op, int64_t w, unsigned red) {
   return success();
 }
 
+/// Whether input `in` of the combine `op` is a per-chunk result of the
+/// combine `producer`: a value that `producer` writes once at each step of
+/// its fold (its map has the reduced dim, and it never reads its init), such
+/// as attention's merge weights of each chunk, which `op` reads at the same
+/// step of its own fold (its reduced dim in the same place).
+bool perChunk(linalg::LinalgOp op, OpOperand *in, linalg::LinalgOp producer) {
+  SmallVector<unsigned> red, pred;
+  op.getReductionDims(red);
+  producer.getReductionDims(pred);
+  OpOperand *init = producer.getDpsInitOperand(cast<OpResult>(in->get()).getResultNumber());
+  if (pred.size() != 1 || producer.payloadUsesValueFromOperand(init))
+    return false;
+  std::optional<unsigned> at = positionOf(producer.getMatchingIndexingMap(init), pred[0]);
+  return at && at == positionOf(op.getMatchingIndexingMap(in), red[0]);
+}
+
 /// A combine folds the chunks' results directly, in chunk order: one
 /// reduction dim, which every input has as one of its dims, and every input
-/// the result of a chunk reduction (a partial of the same width, or an
-/// exact reduction over each chunk, as attention's chunk maxima), not of
-/// another combine, a slice or a reshape, which would fold the chunks in
+/// the result of a chunk reduction (a partial of the same width, an exact
+/// reduction over each chunk, as attention's chunk maxima, or a per-chunk
+/// result of a combine of the same width, read at its own chunk), not a
+/// combine's fold, a slice or a reshape, which would fold the chunks in
 /// another order (a tree, say) or leave some out.
 LogicalResult checkCombine(linalg::LinalgOp op, int64_t w) {
   SmallVector<unsigned> red;
@@ -277,8 +294,9 @@ LogicalResult checkCombine(linalg::LinalgOp op, int64_t w) {
   for (OpOperand *in : op.getDpsInputOperands()) {
     auto producer = in->get().getDefiningOp<linalg::LinalgOp>();
     auto role = producer ? producer->getAttrOfType<StringAttr>(kChunkRoleAttr) : nullptr;
+    bool chunkResult = role && role.getValue() == "combine" && perChunk(op, in, producer);
     if (!producer || producer.getNumReductionLoops() == 0 ||
-        (role && role.getValue() != "partial")) {
+        (role && role.getValue() != "partial" && !chunkResult)) {
       auto diag = op->emitError("a combine folds a value that is not the chunks' partials "
                                 "(the chunks would not be folded once each, in order)");
       if (Operation *d = in->get().getDefiningOp())
@@ -289,8 +307,8 @@ LogicalResult checkCombine(linalg::LinalgOp op, int64_t w) {
       auto pw = producer->getAttrOfType<IntegerAttr>(kChunkWidthAttr);
       if (!pw || pw.getInt() != w)
         return op->emitError("a combine of chunks of ")
-               << w << " folds partials of another width";
-      partial = true;
+               << w << " folds chunks of another width";
+      partial |= !chunkResult;
     }
     if (!positionOf(op.getMatchingIndexingMap(in), red[0]))
       return op->emitError("a combine whose reduced dim is not a dim of its input");

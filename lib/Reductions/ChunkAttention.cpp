@@ -18,8 +18,14 @@
 // When Sk is static and at most C the statistics are taken whole; otherwise
 // the first floor(Sk/C) chunks are partials over an expand_shape of x and v
 // (sliced, never copied), merged by a combine over j, and a tail covers the
-// rest. The running max and sum are carried per output element e as well, so
-// that one combine generic merges (m, l, o) together.
+// rest. The merge is split by what it depends on: a combine over the rows
+// (b, hk, g, i, j) folds (m, l) and writes each chunk's weights
+// α_j = exp(m' − m) and β_j = exp(m_j − m) (m' the running max before chunk
+// j, m after); a combine over (b, hk, g, i, e, j) folds o = o·α_j + o_j[e]·β_j
+// with them. The tail's merge step is split the same way. So the exps are
+// taken once a row and chunk, not once a value column, and every value is
+// the same ops on the same operands as a merge of (m, l, o) per output
+// element would compute.
 //
 // lockstep.paged_attention (the ragged step) expands the same way, with Sq
 // the step's tokens T and a key axis of L = MB·BS positions (the block
@@ -370,14 +376,13 @@ FailureOr<Value> expandAttention(RewriterBase &rw, Operation *op, AttentionParts
   // The statistics over k, chunked from key 0.
   Value L = tensor::DimOp::create(rw, loc, x, 4); // the verifier traces counts to it
   std::optional<int64_t> Ls = getConstantIntValue(sk);
+  SmallVector<OpFoldResult> rowSizes{batch, sz(Hk), sz(G), sq};
   SmallVector<OpFoldResult> oSizes{batch, sz(Hk), sz(G), sq, sz(Dv)};
-  Value l, o;
-  AffineMap lMap = B.map(5, {0, 1, 2, 3, 4}); // l per output element
+  Value l, o; // l per row, o per output element
   if (Ls && *Ls <= C) {
     AttentionBuilder::Stats st = B.stats(x, paged ? paged->rows : v, false, *Ls, "whole", paged);
     l = st.s;
     o = st.o;
-    lMap = B.map(5, {0, 1, 2, 3}); // l per row
   } else {
     OpFoldResult len = Ls ? OpFoldResult(sk) : OpFoldResult(L);
     ChunkSplit split = splitLength(rw, loc, len, C);
@@ -385,48 +390,76 @@ FailureOr<Value> expandAttention(RewriterBase &rw, Operation *op, AttentionParts
     Value vc = paged ? B.chunkAxis(paged->rows, 1, sz(0), split.covered, split.whole, C)
                      : B.chunkAxis(v, 2, sz(0), split.covered, split.whole, C);
     AttentionBuilder::Stats st = B.stats(xc, vc, true, C, "partial", paged);
-    // Merge over j (dim 5 of (b, hk, g, i, e, j)), left to right.
+    // The merge over j, left to right, in two combines, so that the weights
+    // are computed once a row, not once a value column: one over
+    // (b, hk, g, i, j) folds (m, l) and writes each chunk's α_j and β_j, one
+    // over (b, hk, g, i, e, j) folds o with them. Each value is still the
+    // merge step's (ChunkStats.h) on the same operands, so no bit changes.
+    AffineMap chunk = B.map(5, {0, 1, 2, 3, 4}), row = B.map(5, {0, 1, 2, 3});
+    SmallVector<Iter> rowIt(5, Iter::parallel);
+    rowIt.back() = Iter::reduction;
+    SmallVector<OpFoldResult> wSizes = tensor::getMixedSizes(rw, loc, st.m);
+    Value mInit = B.fill(rowSizes, B.negInf(rw, loc)),
+          lInit = B.fill(rowSizes, B.cst(rw, loc, 0.0)),
+          aInit = tensor::EmptyOp::create(rw, loc, wSizes, elt),
+          bInit = tensor::EmptyOp::create(rw, loc, wSizes, elt);
+    auto rowMerge = linalg::GenericOp::create(
+        rw, loc, TypeRange{mInit.getType(), lInit.getType(), aInit.getType(), bInit.getType()},
+        ValueRange{st.m, st.s}, ValueRange{mInit, lInit, aInit, bInit},
+        SmallVector<AffineMap>{chunk, chunk, row, row, chunk, chunk}, rowIt,
+        [&](OpBuilder &b, Location bl, ValueRange a) {
+          StatsBuilder::RowMerge r = B.mergeRow(b, bl, a[2], a[3], a[0], a[1]);
+          linalg::YieldOp::create(b, bl, ValueRange{r.max, r.l, r.alpha, r.beta});
+        });
+    B.mark(rowMerge, C, "combine");
+    Value m = rowMerge.getResult(0), alpha = rowMerge.getResult(2),
+          beta = rowMerge.getResult(3);
+    l = rowMerge.getResult(1);
     SmallVector<Iter> it(6, Iter::parallel);
     it.back() = Iter::reduction;
     AffineMap stat = B.map(6, {0, 1, 2, 3, 5}), out = B.map(6, {0, 1, 2, 3, 4}),
               oj = B.map(6, {0, 1, 2, 3, 5, 4});
-    Value mInit = B.fill(oSizes, B.negInf(rw, loc)), lInit = B.fill(oSizes, B.cst(rw, loc, 0.0)),
-          oInit = B.fill(oSizes, B.cst(rw, loc, 0.0));
-    auto merged = linalg::GenericOp::create(
-        rw, loc, TypeRange{mInit.getType(), lInit.getType(), oInit.getType()},
-        ValueRange{st.m, st.s, st.o}, ValueRange{mInit, lInit, oInit},
-        SmallVector<AffineMap>{stat, stat, oj, out, out, out}, it,
-        [&](OpBuilder &b, Location bl, ValueRange a) {
-          linalg::YieldOp::create(b, bl, B.merge(b, bl, a[3], a[4], a[5], a[0], a[1], a[2]));
-        });
-    B.mark(merged, C, "combine");
-    Value m = merged.getResult(0);
-    l = merged.getResult(1);
-    o = merged.getResult(2);
+    auto colMerge = B.generic(B.fill(oSizes, B.cst(rw, loc, 0.0)), {alpha, beta, st.m, st.o},
+                              {stat, stat, stat, oj, out}, it,
+                              [&](OpBuilder &b, Location bl, ValueRange a) {
+                                return B.mergeColumn(b, bl, a[4], a[0], a[3], a[1], a[2]);
+                              });
+    B.mark(colMerge, C, "combine");
+    o = colMerge.getResult(0);
     if (!split.divisible) {
       OpFoldResult tail = split.tail(rw, loc, len);
       Value xt = B.chunkAxis(x, 4, split.covered, tail, {}, 0);
       Value vtl = paged ? B.chunkAxis(paged->rows, 1, split.covered, tail, {}, 0)
                         : B.chunkAxis(v, 2, split.covered, tail, {}, 0);
       AttentionBuilder::Stats ts = B.stats(xt, vtl, false, C, "tail", paged);
-      AffineMap rows = B.map(5, {0, 1, 2, 3}), id = B.map(5, {0, 1, 2, 3, 4});
-      auto fin = linalg::GenericOp::create(
-          rw, loc, TypeRange{m.getType(), l.getType(), o.getType()},
-          ValueRange{ts.m, ts.s, ts.o}, ValueRange{m, l, o},
-          SmallVector<AffineMap>{rows, rows, id, id, id, id},
-          SmallVector<Iter>(5, Iter::parallel),
+      // The last merge step, split the same way: its weights once a row.
+      SmallVector<OpFoldResult> tSizes = tensor::getMixedSizes(rw, loc, ts.m);
+      Value ta = tensor::EmptyOp::create(rw, loc, tSizes, elt),
+            tb = tensor::EmptyOp::create(rw, loc, tSizes, elt);
+      AffineMap row4 = B.map(4, {0, 1, 2, 3});
+      auto rowFin = linalg::GenericOp::create(
+          rw, loc, TypeRange{l.getType(), ta.getType(), tb.getType()}, ValueRange{ts.m, ts.s, m},
+          ValueRange{l, ta, tb}, SmallVector<AffineMap>(6, row4),
+          SmallVector<Iter>(4, Iter::parallel),
           [&](OpBuilder &b, Location bl, ValueRange a) {
-            linalg::YieldOp::create(b, bl, B.merge(b, bl, a[3], a[4], a[5], a[0], a[1], a[2]));
+            StatsBuilder::RowMerge r = B.mergeRow(b, bl, a[2], a[3], a[0], a[1]);
+            linalg::YieldOp::create(b, bl, ValueRange{r.l, r.alpha, r.beta});
           });
-      m = fin.getResult(0);
-      l = fin.getResult(1);
-      o = fin.getResult(2);
+      l = rowFin.getResult(0);
+      AffineMap rows = B.map(5, {0, 1, 2, 3}), id = B.map(5, {0, 1, 2, 3, 4});
+      o = B.generic(o, {rowFin.getResult(1), rowFin.getResult(2), ts.m, ts.o},
+                    {rows, rows, rows, id, id}, SmallVector<Iter>(5, Iter::parallel),
+                    [&](OpBuilder &b, Location bl, ValueRange a) {
+                      return B.mergeColumn(b, bl, a[4], a[0], a[3], a[1], a[2]);
+                    })
+              .getResult(0);
     }
   }
   // y = o / l (0 for an empty row when asked), as [B, H, Sq, Dv].
   bool zeroEmpty = P.zeroEmpty;
   AffineMap id = B.map(5, {0, 1, 2, 3, 4});
-  Value y = B.generic(tensor::EmptyOp::create(rw, loc, oSizes, elt), {o, l}, {id, lMap, id},
+  Value y = B.generic(tensor::EmptyOp::create(rw, loc, oSizes, elt), {o, l},
+                      {id, B.map(5, {0, 1, 2, 3}), id},
                       SmallVector<Iter>(5, Iter::parallel),
                       [&](OpBuilder &b, Location bl, ValueRange a) {
                         Value r = arith::DivFOp::create(b, bl, a[0], a[1]);

@@ -22,7 +22,7 @@ struct StatsBuilder {
   mlir::Type elt;
   mlir::MLIRContext *ctx;
   /// False only for a planted violation (--reduction-policy=plant-merge-no-skip),
-  /// which the verifier must refuse: merge() then folds a chunk of padding
+  /// which the verifier must refuse: the merge then folds a chunk of padding
   /// only like any other.
   bool skipMasked = true;
 
@@ -62,23 +62,33 @@ struct StatsBuilder {
     beta = mlir::arith::SelectOp::create(b, l, isNegInf(b, l, mj), cst(b, l, 0.0), beta);
     return {mn, alpha, beta};
   }
-  /// One left-to-right merge step of (m, l, o) with a chunk's (mj, sj, oj):
-  /// the new max, l·α + sj·β and o·α + oj·β. A chunk whose max is −inf
-  /// (every key masked) leaves (m, l, o) exactly as they are, by a select,
-  /// so that any number of masked chunks is an exact no-op (even for an o
-  /// of −0.0, which o·1 + 0 would turn into +0.0).
-  llvm::SmallVector<mlir::Value, 3> merge(mlir::OpBuilder &b, mlir::Location l,
-                                          mlir::Value m, mlir::Value ls, mlir::Value o,
-                                          mlir::Value mj, mlir::Value sj, mlir::Value oj) {
+  /// One left-to-right merge step of (m, l, o) with a chunk's (mj, sj, oj),
+  /// in two halves so that the weights are computed once per row, not once
+  /// per value column: mergeRow gives the new max, l·α + sj·β and the
+  /// weights α, β; mergeColumn gives o·α + oj·β with them. A chunk whose max
+  /// is −inf (every key masked) leaves (m, l, o) exactly as they are, by a
+  /// select, so that any number of masked chunks is an exact no-op (even for
+  /// an o of −0.0, which o·1 + 0 would turn into +0.0).
+  struct RowMerge {
+    mlir::Value max, l, alpha, beta;
+  };
+  RowMerge mergeRow(mlir::OpBuilder &b, mlir::Location l, mlir::Value m, mlir::Value ls,
+                    mlir::Value mj, mlir::Value sj) {
     Weights w = weights(b, l, m, mj);
     mlir::Value nl = blend(b, l, ls, w.alpha, sj, w.beta);
-    mlir::Value no = blend(b, l, o, w.alpha, oj, w.beta);
     if (!skipMasked)
-      return {w.max, nl, no};
+      return {w.max, nl, w.alpha, w.beta};
     mlir::Value skip = isNegInf(b, l, mj);
     return {mlir::arith::SelectOp::create(b, l, skip, m, w.max),
-            mlir::arith::SelectOp::create(b, l, skip, ls, nl),
-            mlir::arith::SelectOp::create(b, l, skip, o, no)};
+            mlir::arith::SelectOp::create(b, l, skip, ls, nl), w.alpha, w.beta};
+  }
+  mlir::Value mergeColumn(mlir::OpBuilder &b, mlir::Location l, mlir::Value o,
+                          mlir::Value alpha, mlir::Value oj, mlir::Value beta,
+                          mlir::Value mj) {
+    mlir::Value no = blend(b, l, o, alpha, oj, beta);
+    if (!skipMasked)
+      return no;
+    return mlir::arith::SelectOp::create(b, l, isNegInf(b, l, mj), o, no);
   }
   /// acc·α + x·β: two products and a sum, no fma.
   mlir::Value blend(mlir::OpBuilder &b, mlir::Location l, mlir::Value acc,

@@ -211,20 +211,55 @@ bool shiftedExpOfMasked(Padding &pad, Value v) {
   return x && masked(pad, x->get());
 }
 
-/// Every output of the merge `g` is select(mj == -inf, out, _), mj the
-/// block argument of the input read from `max`: a chunk of padding only
-/// leaves the running state exactly as it was.
+/// Whether the generic `g` reads one of its inits: it folds into a state.
+bool foldsState(linalg::GenericOp g) {
+  return llvm::any_of(g.getDpsInitsMutable(),
+                      [&](OpOperand &o) { return g.payloadUsesValueFromOperand(&o); });
+}
+
+/// Every running state of the merge `g` (an output whose init it reads) is
+/// select(mj == -inf, out, _), mj the block argument of the input read from
+/// `max`: a chunk of padding only leaves the state exactly as it was. An
+/// output that reads no init is a value of each merge step (a chunk's
+/// weights, say; see perStepReader) when its map has every reduced dim; one
+/// without is the last step's value, which a chunk of padding would set.
 bool skipsPadding(linalg::GenericOp g, Value max) {
   auto yield = cast<linalg::YieldOp>(g.getBody()->getTerminator());
+  SmallVector<unsigned> red;
+  g.getReductionDims(red);
   for (unsigned i = 0; i < g.getNumDpsInits(); ++i) {
+    OpOperand *init = g.getDpsInitOperand(i);
+    if (!g.payloadUsesValueFromOperand(init)) {
+      AffineMap map = g.getMatchingIndexingMap(init);
+      if (!llvm::all_of(red, [&](unsigned d) { return map.isFunctionOfDim(d); }))
+        return false;
+      continue;
+    }
     auto sel = yield.getOperand(i).getDefiningOp<arith::SelectOp>();
     auto cmp = sel ? sel.getCondition().getDefiningOp<arith::CmpFOp>() : nullptr;
     OpOperand *in = cmp ? inputOf(g, cmp.getLhs()) : nullptr;
     if (!in || in->get() != max || cmp.getPredicate() != arith::CmpFPredicate::OEQ ||
-        !isNegInf(cmp.getRhs()) || sel.getTrueValue() != g.getMatchingBlockArgument(g.getDpsInitOperand(i)))
+        !isNegInf(cmp.getRhs()) || sel.getTrueValue() != g.getMatchingBlockArgument(init))
       return false;
   }
   return true;
+}
+
+/// A value of each merge step of `g` (an output that reads no init, such as
+/// a chunk's weights) is not a state, so it may be read only by a merge that
+/// folds it with `max` too, which is checked as `g` is. Returns the first op
+/// that reads one otherwise, or null.
+Operation *perStepReader(linalg::GenericOp g, Value max) {
+  for (OpOperand &init : g.getDpsInitsMutable()) {
+    if (g.payloadUsesValueFromOperand(&init))
+      continue;
+    for (Operation *u : g.getTiedOpResult(&init).getUsers()) {
+      auto m = dyn_cast<linalg::GenericOp>(u);
+      if (!m || !foldsState(m) || !llvm::is_contained(m.getDpsInputs(), max))
+        return u;
+    }
+  }
+  return nullptr;
 }
 
 bool isMax(Operation *op) { return isa<arith::MaximumFOp, arith::MaxNumFOp>(op); }
@@ -290,14 +325,17 @@ LogicalResult lockstep::verifyPaddedReductions(func::FuncOp func) {
   for (Value max : paddedMaxima)
     for (Operation *user : max.getUsers()) {
       auto g = dyn_cast<linalg::GenericOp>(user);
-      if (!g)
+      if (!g || !foldsState(g))
         continue;
-      bool folds = llvm::any_of(g.getDpsInitsMutable(), [&](OpOperand &o) {
-        return !g.getMatchingBlockArgument(&o).use_empty();
-      });
-      if (folds && !skipsPadding(g, max)) {
+      if (!skipsPadding(g, max)) {
         refuse(g, "this merge of its chunks does not keep its state exactly when a chunk is "
                   "all padding (its max -inf)");
+        failed = true;
+      } else if (Operation *reader = perStepReader(g, max)) {
+        refuse(g, "this merge of its chunks writes a value of each chunk that is not folded "
+                  "with the chunk's max, so a chunk of padding only could change a state")
+                .attachNote(reader->getLoc())
+            << "it is read here";
         failed = true;
       }
     }

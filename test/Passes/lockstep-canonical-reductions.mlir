@@ -278,9 +278,11 @@ func.func @adaptive_sum(%x: tensor<?x64xf32>, %init: tensor<?xf32>) -> tensor<?x
 // scores and of the values is cut into 64-wide chunks counted from key 0,
 // both counted from the scores' own key length: per chunk a max, the terms
 // p = exp(x - m_j) once each, a partial sum of p and a partial fma fold of p
-// with the values; a combine merges
-// (m, l, o) over the chunks; a tail covers the remaining keys; the result is
-// collapsed back to 4 heads.
+// with the values. Two combines merge the chunks left to right: one over the
+// rows folds (m, l) and writes each chunk's weights (its two exps), one over
+// the value columns folds o with those weights and takes no exp. A tail
+// covers the remaining keys, its merge split the same way (weights per row,
+// then o per column); the result is collapsed back to 4 heads.
 // CHECK-LABEL: func @attention_dynamic
 // CHECK: %[[Q5:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1, 2], [3], [4]] output_shape [1, 2, 2, %{{.*}}, 8]
 // CHECK: linalg.generic {{.*}} ins(%[[Q5]], %arg1 : {{.*}}) outs({{.*}}) attrs = {lockstep.chunk_role = "whole", lockstep.chunk_width = 8 : i64}
@@ -298,9 +300,22 @@ func.func @adaptive_sum(%x: tensor<?x64xf32>, %init: tensor<?xf32>) -> tensor<?x
 // CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[P]] : {{.*}} attrs = {lockstep.chunk_role = "partial", lockstep.chunk_width = 64 : i64}
 // CHECK: %[[O:.*]] = linalg.generic {{.*}} ins(%[[P]], %[[VC]] : {{.*}} attrs = {lockstep.chunk_role = "partial", lockstep.chunk_width = 64 : i64}
 // CHECK: math.fma
-// CHECK: linalg.generic {{.*}} ins(%[[M]], %[[S]], %[[O]] : {{.*}} attrs = {lockstep.chunk_role = "combine", lockstep.chunk_width = 64 : i64}
-// CHECK: attrs = {lockstep.chunk_role = "tail", lockstep.chunk_width = 64 : i64}
-// CHECK: attrs = {lockstep.chunk_role = "tail", lockstep.chunk_width = 64 : i64}
+// CHECK: %[[R:.*]]:4 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[M]], %[[S]] : {{.*}} outs({{.*}} : tensor<1x2x2x?xf32>, tensor<1x2x2x?xf32>, tensor<1x2x2x?x?xf32>, tensor<1x2x2x?x?xf32>) attrs = {lockstep.chunk_role = "combine", lockstep.chunk_width = 64 : i64}
+// CHECK-COUNT-2: math.exp
+// CHECK: linalg.yield
+// CHECK: %[[OC:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[R]]#2, %[[R]]#3, %[[M]], %[[O]] : {{.*}} attrs = {lockstep.chunk_role = "combine", lockstep.chunk_width = 64 : i64}
+// CHECK-NOT: math.exp
+// CHECK: linalg.yield
+// CHECK: %[[TM:.*]] = linalg.generic {{.*}} ins(%[[XT:.*]] : tensor<1x2x2x?x?xf32>)
+// CHECK: arith.maximumf
+// CHECK: %[[TS:.*]] = linalg.generic {{.*}} attrs = {lockstep.chunk_role = "tail", lockstep.chunk_width = 64 : i64}
+// CHECK: %[[TO:.*]] = linalg.generic {{.*}} attrs = {lockstep.chunk_role = "tail", lockstep.chunk_width = 64 : i64}
+// CHECK: %[[TR:.*]]:3 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[TM]], %[[TS]], %[[R]]#0 : {{.*}}) outs(%[[R]]#1, {{.*}})
+// CHECK-COUNT-2: math.exp
+// CHECK: linalg.yield
+// CHECK: %[[OT:.*]] = linalg.generic {{.*}} ins(%[[TR]]#1, %[[TR]]#2, %[[TM]], %[[TO]] : {{.*}}) outs(%[[OC]] : tensor<1x2x2x?x8xf32>)
+// CHECK-NOT: math.exp
+// CHECK: linalg.generic {{.*}} ins(%[[OT]], %[[TR]]#0 : tensor<1x2x2x?x8xf32>, tensor<1x2x2x?xf32>)
 // CHECK: arith.divf
 // CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2], [3], [4]] : tensor<1x2x2x?x8xf32> into tensor<1x4x?x8xf32>
 func.func @attention_dynamic(%q: tensor<1x4x?x8xf32>, %k: tensor<1x2x?x8xf32>,
@@ -358,9 +373,9 @@ func.func @attention_causal(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>,
 // before position last - W, written k + W > last so that nothing wraps; a
 // softcap c comes between the scale and the mask, in the graph's order:
 // s / c, tanh, * c. The merge of chunk statistics leaves the accumulators
-// as they are when a chunk's max is -inf (all its keys masked): a select,
-// so that masked chunks (before the window, or past the query) are an
-// exact no-op.
+// as they are when a chunk's max is -inf (all its keys masked): a select in
+// each combine, of m and l in the rows' and of o in the columns', so that
+// masked chunks (before the window, or past the query) are an exact no-op.
 // CHECK-LABEL: func @attention_window_softcap
 // CHECK: %[[SHIFT:.*]] = arith.subi
 // CHECK: arith.divf %{{.*}}, %{{.*}}
@@ -376,11 +391,15 @@ func.func @attention_causal(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>,
 // CHECK: %[[BOTH:.*]] = arith.andi %[[KEEP]], %[[IN]]
 // CHECK: arith.select %[[BOTH]]
 // CHECK: "combine"
-// CHECK: ^bb0(%[[MJ:[^:]*]]: f32, %[[SJ:[^:]*]]: f32, %[[OJ:[^:]*]]: f32, %[[M:[^:]*]]: f32, %[[L:[^:]*]]: f32, %[[O:[^:]*]]: f32)
-// CHECK: %[[M2:.*]] = arith.select %{{.*}}, %[[M]], %{{.*}} : f32
-// CHECK: %[[L2:.*]] = arith.select %{{.*}}, %[[L]], %{{.*}} : f32
-// CHECK: %[[O2:.*]] = arith.select %{{.*}}, %[[O]], %{{.*}} : f32
-// CHECK: linalg.yield %[[M2]], %[[L2]], %[[O2]]
+// CHECK: ^bb0(%[[MJ:[^:]*]]: f32, %[[SJ:[^:]*]]: f32, %[[M:[^:]*]]: f32, %[[L:[^:]*]]: f32, %{{[^:]*}}: f32, %{{[^:]*}}: f32)
+// CHECK: %[[M2:.*]] = arith.select %[[SKIP:[^,]*]], %[[M]], %{{.*}} : f32
+// CHECK: %[[L2:.*]] = arith.select %[[SKIP]], %[[L]], %{{.*}} : f32
+// CHECK: linalg.yield %[[M2]], %[[L2]], %{{.*}}, %{{.*}} : f32, f32, f32, f32
+// CHECK: "combine"
+// CHECK: ^bb0(%{{[^:]*}}: f32, %{{[^:]*}}: f32, %[[MJ2:[^:]*]]: f32, %{{[^:]*}}: f32, %[[O:[^:]*]]: f32)
+// CHECK: %[[SKIP2:.*]] = arith.cmpf oeq, %[[MJ2]], %cst
+// CHECK: %[[O2:.*]] = arith.select %[[SKIP2]], %[[O]], %{{.*}} : f32
+// CHECK: linalg.yield %[[O2]]
 func.func @attention_window_softcap(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>,
                                     %v: tensor<1x2x?x8xf32>) -> tensor<1x2x?x8xf32> {
   %o = lockstep.attention %q, %k, %v {causal, window = 6 : i64, softcap = 5.0e+01 : f64}

@@ -66,3 +66,37 @@ func.func @kept(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<4x8xf32>, t
   } -> tensor<4xf32>
   return %m, %n, %r : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Not fused: a producer of two results (a merge step's weights over rows),
+// each used once by the same consumer over rows and columns, which would
+// get the producer's body once per result and compute it at every column.
+// CHECK-LABEL: func.func @two_results
+// CHECK: %[[W:.*]]:2 = linalg.generic
+// CHECK: math.exp
+// CHECK: linalg.generic {{.*}} ins(%[[W]]#0, %[[W]]#1, %{{.*}} :
+// CHECK-NOT: math.exp
+// CHECK: return
+#row = affine_map<(d0) -> (d0)>
+#r = affine_map<(d0, d1) -> (d0)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @two_results(%m: tensor<4xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %w:2 = linalg.generic {indexing_maps = [#row, #row, #row], iterator_types = ["parallel"]}
+      ins(%m : tensor<4xf32>) outs(%e, %e : tensor<4xf32>, tensor<4xf32>) {
+  ^bb0(%a: f32, %x: f32, %y: f32):
+    %p = math.exp %a : f32
+    %q = arith.negf %p : f32
+    linalg.yield %p, %q : f32, f32
+  } -> (tensor<4xf32>, tensor<4xf32>)
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %s = linalg.generic {indexing_maps = [#r, #r, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%w#0, %w#1, %o : tensor<4xf32>, tensor<4xf32>, tensor<4x8xf32>) outs(%e2 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %out: f32):
+    %p = arith.mulf %c, %a : f32
+    %q = arith.addf %p, %b : f32
+    linalg.yield %q : f32
+  } -> tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}

@@ -354,3 +354,155 @@ func.func @tree_combine(%x: tensor<?x?xf32>, %init: tensor<?xf32>) -> tensor<?xf
   } -> tensor<?xf32>
   return %c : tensor<?xf32>
 }
+
+// -----
+
+#in = affine_map<(r, j, k) -> (r, j, k)>
+#out = affine_map<(r, j, k) -> (r, j)>
+#chunk = affine_map<(r, j) -> (r, j)>
+#swapped = affine_map<(r, j) -> (j, r)>
+#row = affine_map<(r, j) -> (r)>
+
+// A combine may read what another combine writes once at each chunk (its
+// map has the reduced dim, its init is never read: attention's merge
+// weights), at the same chunk of its own fold. It may not read such a value
+// at another chunk, nor a value that reads its init, which is not the
+// chunk's own.
+func.func @per_chunk(%x: tensor<?x?xf32>, %init: tensor<?xf32>)
+    -> (tensor<?xf32>, tensor<?xf32>, tensor<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %rows = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %len = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %n = arith.divui %len, %c64 : index
+  %full = arith.muli %n, %c64 : index
+  %s = tensor.extract_slice %x[0, 0] [%rows, %full] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+  %e = tensor.expand_shape %s [[0], [1, 2]] output_shape [%rows, %n, 64] : tensor<?x?xf32> into tensor<?x?x64xf32>
+  %z = arith.constant 0.0 : f32
+  %i = tensor.empty(%rows, %n) : tensor<?x?xf32>
+  %f = linalg.fill ins(%z : f32) outs(%i : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %p = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%e : tensor<?x?x64xf32>) outs(%f : tensor<?x?xf32>)
+      attrs = {lockstep.chunk_role = "partial", lockstep.chunk_width = 64 : i64} {
+  ^bb0(%v: f32, %acc: f32):
+    %a = arith.addf %acc, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<?x?xf32>
+  // The running sum after each chunk, written once a chunk (%w#1); and the
+  // same added to what the init holds there (%u#1).
+  %w:2 = linalg.generic {indexing_maps = [#chunk, #row, #chunk], iterator_types = ["parallel", "reduction"]}
+      ins(%p : tensor<?x?xf32>) outs(%init, %i : tensor<?xf32>, tensor<?x?xf32>)
+      attrs = {lockstep.chunk_role = "combine", lockstep.chunk_width = 64 : i64} {
+  ^bb0(%v: f32, %acc: f32, %unread: f32):
+    %a = arith.addf %acc, %v : f32
+    linalg.yield %a, %a : f32, f32
+  } -> (tensor<?xf32>, tensor<?x?xf32>)
+  %u:2 = linalg.generic {indexing_maps = [#chunk, #row, #chunk], iterator_types = ["parallel", "reduction"]}
+      ins(%p : tensor<?x?xf32>) outs(%init, %f : tensor<?xf32>, tensor<?x?xf32>)
+      attrs = {lockstep.chunk_role = "combine", lockstep.chunk_width = 64 : i64} {
+  ^bb0(%v: f32, %acc: f32, %read: f32):
+    %a = arith.addf %acc, %v : f32
+    %b = arith.addf %read, %a : f32
+    linalg.yield %a, %b : f32, f32
+  } -> (tensor<?xf32>, tensor<?x?xf32>)
+  %ok = linalg.generic {indexing_maps = [#chunk, #chunk, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%w#1, %p : tensor<?x?xf32>, tensor<?x?xf32>) outs(%init : tensor<?xf32>)
+      attrs = {lockstep.chunk_role = "combine", lockstep.chunk_width = 64 : i64} {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %m = arith.mulf %v, %a : f32
+    %s2 = arith.addf %acc, %m : f32
+    linalg.yield %s2 : f32
+  } -> tensor<?xf32>
+  // expected-note @-23 {{it is made here}}
+  // expected-error @+1 {{a combine folds a value that is not the chunks' partials}}
+  %other = linalg.generic {indexing_maps = [#swapped, #chunk, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%w#1, %p : tensor<?x?xf32>, tensor<?x?xf32>) outs(%init : tensor<?xf32>)
+      attrs = {lockstep.chunk_role = "combine", lockstep.chunk_width = 64 : i64} {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %m = arith.mulf %v, %a : f32
+    %s2 = arith.addf %acc, %m : f32
+    linalg.yield %s2 : f32
+  } -> tensor<?xf32>
+  // expected-note @-26 {{it is made here}}
+  // expected-error @+1 {{a combine folds a value that is not the chunks' partials}}
+  %reads = linalg.generic {indexing_maps = [#chunk, #chunk, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%u#1, %p : tensor<?x?xf32>, tensor<?x?xf32>) outs(%init : tensor<?xf32>)
+      attrs = {lockstep.chunk_role = "combine", lockstep.chunk_width = 64 : i64} {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %m = arith.mulf %v, %a : f32
+    %s2 = arith.addf %acc, %m : f32
+    linalg.yield %s2 : f32
+  } -> tensor<?xf32>
+  return %ok, %other, %reads : tensor<?xf32>, tensor<?xf32>, tensor<?xf32>
+}
+
+// -----
+
+#rk = affine_map<(r, k) -> (r, k)>
+#rk_r = affine_map<(r, k) -> (r)>
+#r = affine_map<(r) -> (r)>
+#re_r = affine_map<(r, e) -> (r)>
+#re = affine_map<(r, e) -> (r, e)>
+
+// The ragged step's padding (keys up to max_blocks * 16): a merge with the
+// max of masked keys may write a value of each step (its weights) that is
+// not a state, but only merges that fold it with the same max and keep
+// their own state at a max of -inf may read it (%good); %bad folds it into
+// its state at a chunk of padding only as well.
+func.func @padded_weights(%s: tensor<?x?xf32>, %pos: tensor<?xi64>,
+                          %tables: tensor<?x?xi32> {lockstep.role = "ragged.block_tables"},
+                          %l0: tensor<?xf32>, %o0: tensor<?x8xf32>)
+    -> (tensor<?xf32>, tensor<?x8xf32>, tensor<?x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %rows = tensor.dim %s, %c0 : tensor<?x?xf32>
+  %mb = tensor.dim %tables, %c1 : tensor<?x?xi32>
+  %len = arith.muli %mb, %c16 : index
+  %xe = tensor.empty(%rows, %len) : tensor<?x?xf32>
+  %x = linalg.generic {indexing_maps = [#rk, #rk_r, #rk], iterator_types = ["parallel", "parallel"]}
+      ins(%s, %pos : tensor<?x?xf32>, tensor<?xi64>) outs(%xe : tensor<?x?xf32>) {
+  ^bb0(%v: f32, %p: i64, %o: f32):
+    %k = linalg.index 1 : index
+    %last = arith.index_cast %p : i64 to index
+    %keep = arith.cmpi ule, %k, %last : index
+    %r = arith.select %keep, %v, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<?x?xf32>
+  %me = tensor.empty(%rows) : tensor<?xf32>
+  %mf = linalg.fill ins(%ninf : f32) outs(%me : tensor<?xf32>) -> tensor<?xf32>
+  %m = linalg.generic {indexing_maps = [#rk, #rk_r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x?xf32>) outs(%mf : tensor<?xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %a = arith.maximumf %acc, %v : f32
+    linalg.yield %a : f32
+  } -> tensor<?xf32>
+  // expected-error @+1 {{this merge of its chunks writes a value of each chunk that is not folded with the chunk's max, so a chunk of padding only could change a state}}
+  %w:2 = linalg.generic {indexing_maps = [#r, #r, #r], iterator_types = ["parallel"]}
+      ins(%m : tensor<?xf32>) outs(%l0, %me : tensor<?xf32>, tensor<?xf32>) {
+  ^bb0(%mj: f32, %l: f32, %unread: f32):
+    %skip = arith.cmpf oeq, %mj, %ninf : f32
+    %e = math.exp %mj : f32
+    %nl = arith.addf %l, %e : f32
+    %kept = arith.select %skip, %l, %nl : f32
+    linalg.yield %kept, %e : f32, f32
+  } -> (tensor<?xf32>, tensor<?xf32>)
+  %good = linalg.generic {indexing_maps = [#re_r, #re_r, #re], iterator_types = ["parallel", "parallel"]}
+      ins(%w#1, %m : tensor<?xf32>, tensor<?xf32>) outs(%o0 : tensor<?x8xf32>) {
+  ^bb0(%a: f32, %mj: f32, %o: f32):
+    %skip = arith.cmpf oeq, %mj, %ninf : f32
+    %n = arith.mulf %o, %a : f32
+    %kept = arith.select %skip, %o, %n : f32
+    linalg.yield %kept : f32
+  } -> tensor<?x8xf32>
+  // expected-note @+1 {{it is read here}}
+  %bad = linalg.generic {indexing_maps = [#re_r, #re], iterator_types = ["parallel", "parallel"]}
+      ins(%w#1 : tensor<?xf32>) outs(%o0 : tensor<?x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.mulf %o, %a : f32
+    linalg.yield %n : f32
+  } -> tensor<?x8xf32>
+  return %w#0, %good, %bad : tensor<?xf32>, tensor<?x8xf32>, tensor<?x8xf32>
+}

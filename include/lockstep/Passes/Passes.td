@@ -406,8 +406,9 @@ def FuseElementwise : Pass<"lockstep-fuse-elementwise", "mlir::func::FuncOp"> {
     kernel and one pass over memory. Every element is computed by the same
     scalar ops in the same order from the same operands, and an f32 held in
     a register equals the f32 stored and reloaded, so no bit changes.
-    Reductions, their chunked stages and producers with several uses are
-    left alone.
+    Reductions, their chunked stages and producers with several uses (of
+    one result or of several) are left alone: fusing them would compute them
+    once per use.
 
     Example: `%a = generic {x * y}` used once by `%b = generic {a + z}`
     becomes one `generic {(x * y) + z}`.
@@ -885,6 +886,17 @@ def CanonicalReductions : Pass<"lockstep-canonical-reductions", "mlir::func::Fun
     m = max(m_acc, m_j), l = l_acc·exp(m_acc - m) + s_j·exp(m_j - m), every
     product and sum spelled out; the output is exp(x - m) / l.
 
+    lockstep.attention and lockstep.paged_attention become the same
+    statistics over the keys, with o_j[e] = Σ fma(exp(x - m_j), v[e], ·) per
+    value column e. Over a dynamic number of keys the merge is two
+    `combine` generics, so that its weights are computed once per row and
+    chunk, not once per value column: one over (b, hk, g, i, j) folds (m, l)
+    and writes each chunk's α_j = exp(m_acc - m) and β_j = exp(m_j - m); one
+    over (b, hk, g, i, e, j) folds o = o_acc·α_j + o_j[e]·β_j with them. A
+    chunk whose max is -inf leaves (m, l, o) as they are, by a select in
+    each. The tail's merge step is split the same way (two elementwise
+    generics); the output is o / l.
+
     `policy=adaptive` is the negative control: when the product of a
     reduction's dynamic parallel extents (its rows) is below `adaptive-rows`,
     it is chunked with width `adaptive-chunk`, else folded whole, chosen at
@@ -938,6 +950,11 @@ def VerifyInvariance : Pass<"lockstep-verify-invariance", "mlir::func::FuncOp"> 
       static extent equal to its chunk width, a `tail` over fewer elements;
     - the chunk count of a partial comes from the reduced dim of its own
       operand (`tensor.dim` of that axis divided by the width);
+    - a `combine` folds, over one reduction dim, only values of each chunk:
+      partials of its width, exact reductions over each chunk (attention's
+      chunk maxima), or what another combine of its width writes once at
+      each chunk without reading its init (attention's merge weights), read
+      at the same chunk; never a fold of chunks, a slice or a reshape;
     - no reduction sits under control flow (scf.if, loops) whose condition
       or bounds are computed from tensor sizes: that is how a split chosen
       from the number of rows shows up;

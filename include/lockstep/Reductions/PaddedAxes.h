@@ -15,8 +15,10 @@
 //     the shifted exponential of a masked value, select(m == -inf, 0,
 //     exp(x - m)), which is exactly 0 at every masked position;
 //   - a merge that reads a padded chunk's max and folds into a running state
-//     (a combine, the tail's merge) must keep every output as it was when
-//     that max is -inf (a chunk of padding only), by a select.
+//     (a combine, the tail's merge) must keep every state as it was when
+//     that max is -inf (a chunk of padding only), by a select; a value it
+//     writes per chunk instead (the chunk's merge weights) may be read only
+//     by merges that read the same max, which are checked the same way.
 // Anything else that reduces over a padded axis is refused at its ONNX node.
 //
 //===----------------------------------------------------------------------===//
