@@ -128,10 +128,10 @@ void CpuContractionKernels::buildTiles(OpBuilder &bld, Location loc) {
   scalarTile(cb, loc, dims, cstIndex(cb, loc, 0), sizes[c.m], n0, nEnd);
 }
 
-/// Few rows (decode): a work item per (batch point, panel of kPanel
-/// columns), which streams its rows of the weights once, k outermost,
-/// folding into the outputs in memory, a vector of columns at a time.
-void CpuContractionKernels::buildPanels(OpBuilder &bld, Location loc) {
+/// The work item of a few-rows form: an scf.parallel over (batch point,
+/// panel of kPanel columns); a builder in it, the batch dims set, and the
+/// panel's columns [n0, nEnd).
+CpuContractionKernels::PanelItem CpuContractionKernels::panelItem(OpBuilder &bld, Location loc) {
   SmallVector<Value> extents;
   for (unsigned d : c.batch)
     extents.push_back(sizes[d]);
@@ -144,6 +144,17 @@ void CpuContractionKernels::buildPanels(OpBuilder &bld, Location loc) {
   Value n0 = arith::MulIOp::create(pb, loc, idx.back(), panelC);
   Value nEnd = arith::MinUIOp::create(pb, loc, arith::AddIOp::create(pb, loc, n0, panelC),
                                       sizes[c.n]);
+  return {pb, dims, n0, nEnd};
+}
+
+/// Few rows (decode): a work item per (batch point, panel of kPanel
+/// columns), which streams its rows of the weights once, k outermost,
+/// folding into the outputs in memory, a vector of columns at a time.
+void CpuContractionKernels::buildPanels(OpBuilder &bld, Location loc) {
+  PanelItem item = panelItem(bld, loc);
+  OpBuilder &pb = item.b;
+  SmallVector<Value> &dims = item.dims;
+  Value n0 = item.n0, nEnd = item.nEnd;
   // [n0, nVec) in vectors, [nVec, nEnd) one column at a time.
   Value lanes = cstIndex(pb, loc, kCpuLanes);
   Value span = arith::SubIOp::create(pb, loc, nEnd, n0);
@@ -421,18 +432,10 @@ void CpuContractionKernels::transposedStrip(OpBuilder &bld, Location loc, SmallV
 }
 
 void CpuContractionKernels::buildTransposedPanels(OpBuilder &bld, Location loc) {
-  SmallVector<Value> extents;
-  for (unsigned d : c.batch)
-    extents.push_back(sizes[d]);
-  Value panelC = cstIndex(bld, loc, kPanel);
-  extents.push_back(arith::CeilDivUIOp::create(bld, loc, sizes[c.n], panelC));
-  auto [pb, idx] = parallelOver(bld, loc, extents);
-  SmallVector<Value> dims(sizes.size());
-  for (auto [i, d] : llvm::enumerate(c.batch))
-    dims[d] = idx[i];
-  Value n0 = arith::MulIOp::create(pb, loc, idx.back(), panelC);
-  Value nEnd = arith::MinUIOp::create(pb, loc, arith::AddIOp::create(pb, loc, n0, panelC),
-                                      sizes[c.n]);
+  PanelItem item = panelItem(bld, loc);
+  OpBuilder &pb = item.b;
+  SmallVector<Value> &dims = item.dims;
+  Value n0 = item.n0, nEnd = item.nEnd;
   // Strips of kStripGroups vectors, then of one, then single columns.
   Value span = arith::SubIOp::create(pb, loc, nEnd, n0);
   auto roundDown = [&](int64_t step) -> Value {

@@ -60,6 +60,12 @@ public:
   void buildTransposedPanels(mlir::OpBuilder &b, mlir::Location loc);
 
 private:
+  struct PanelItem {
+    mlir::OpBuilder b;
+    llvm::SmallVector<mlir::Value> dims;
+    mlir::Value n0, nEnd;
+  };
+  PanelItem panelItem(mlir::OpBuilder &b, mlir::Location loc);
   /// The first value of a vector of outputs at `outIdx`: loaded, or the
   /// contraction's forwarded init broadcast.
   mlir::Value startOf(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange outIdx);
