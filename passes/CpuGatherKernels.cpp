@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lockstep/Passes/Passes.h"
-#include "lockstep/Reductions/Contraction.h"
+#include "lockstep/CPU/ContractionKernels.h"
 
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -304,37 +304,6 @@ private:
     }
   }
 
-  /// The 8x8 transpose of `rows` (8 vector<8xT>): result s holds element s
-  /// of every row, row u in lane u. Shuffles only (unpack, shufps and
-  /// vperm2f128 on AVX2), so every element keeps its bits.
-  static SmallVector<Value> transpose8(OpBuilder &b, Location loc, ArrayRef<Value> r) {
-    auto shuf = [&](Value x, Value y, ArrayRef<int64_t> mask) -> Value {
-      return vector::ShuffleOp::create(b, loc, x, y, mask);
-    };
-    const SmallVector<int64_t> lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
-    const SmallVector<int64_t> pairLo = {0, 1, 8, 9, 4, 5, 12, 13},
-                               pairHi = {2, 3, 10, 11, 6, 7, 14, 15};
-    const SmallVector<int64_t> halfLo = {0, 1, 2, 3, 8, 9, 10, 11},
-                               halfHi = {4, 5, 6, 7, 12, 13, 14, 15};
-    SmallVector<Value> a(8), c(8), out(8);
-    for (int p = 0; p < 4; ++p) {
-      a[2 * p] = shuf(r[2 * p], r[2 * p + 1], lo);
-      a[2 * p + 1] = shuf(r[2 * p], r[2 * p + 1], hi);
-    }
-    // c[4h + q]: columns q and q + 4 of rows 4h .. 4h + 3.
-    for (int h = 0; h < 2; ++h) {
-      c[4 * h + 0] = shuf(a[4 * h + 0], a[4 * h + 2], pairLo);
-      c[4 * h + 1] = shuf(a[4 * h + 0], a[4 * h + 2], pairHi);
-      c[4 * h + 2] = shuf(a[4 * h + 1], a[4 * h + 3], pairLo);
-      c[4 * h + 3] = shuf(a[4 * h + 1], a[4 * h + 3], pairHi);
-    }
-    for (int q = 0; q < 4; ++q) {
-      out[q] = shuf(c[q], c[4 + q], halfLo);
-      out[q + 4] = shuf(c[q], c[4 + q], halfHi);
-    }
-    return out;
-  }
-
   /// `v`'s lanes as a vector: a varying value as it is, a uniform one
   /// broadcast.
   Value lanesOf(OpBuilder &b, Location loc, Value v, int64_t width) {
@@ -455,7 +424,7 @@ private:
             for (int64_t u = 0; u < width; ++u)
               rows.push_back(vector::LoadOp::create(
                   b, loc, vt, map.lookupOrDefault(load.getMemRef()), laneAt(u)));
-            tile = transpose8(b, loc, rows);
+            tile = lockstep::transpose8x8(b, loc, rows);
           }
           map.map(load.getResult(), tile[t]);
           continue;

@@ -94,9 +94,11 @@ private:
   mlir::AffineMap aMap, bMap, outMap;
 };
 
-/// The transpose of 8 vector<8xf32> rows (result i holds every row's lane
+/// The transpose of 8 vector<8xT> rows (result i holds every row's lane
 /// i), in 24 two-source shuffles, the unpack / shuffle / 128-bit permute
-/// sequence x86's AVX2 code generator turns into one instruction each.
+/// sequence x86's AVX2 code generator turns into one instruction each;
+/// shuffles only, so every element keeps its bits. Shared with
+/// lockstep-cpu-gather-kernels (key rows read along the reduction dim).
 llvm::SmallVector<mlir::Value> transpose8x8(mlir::OpBuilder &b, mlir::Location loc,
                                             llvm::ArrayRef<mlir::Value> rows);
 
