@@ -102,7 +102,7 @@ LaunchQueue &queue(const CudaDriver &d) {
     configured = true;
     const char *why = envIs("LOCKSTEP_CUDA_GRAPHS", '0') ? "LOCKSTEP_CUDA_GRAPHS=0"
                       : syncEachLaunch()                 ? "LOCKSTEP_CUDA_SYNC=1"
-                      : cuda_profile::enabled()          ? "the profile waits for each launch"
+                      : cuda_profile::enabled()          ? "the profile times each launch"
                                                          : nullptr;
     launches.configure(d, why == nullptr, why ? why : "");
   }
@@ -299,21 +299,27 @@ mgpuLaunchKernel(void *function, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t
   const CudaDriver *d = driverOrRecord();
   if (!d || !firstError.empty() || !function)
     return;
-  const bool profile = cuda_profile::enabled();
+  const bool events = cuda_profile::enabled() && cuda_profile::timesByEvents(*d);
+  const bool wait = cuda_profile::enabled() && !events;
   auto t0 = cuda_profile::Clock::now();
-  if (profile) {
+  if (wait) {
     d->cuStreamSynchronize(static_cast<CUstream>(stream));
     t0 = cuda_profile::Clock::now();
   }
+  if (events)
+    cuda_profile::beforeKernel(*d);
   const unsigned dims[7] = {unsigned(gx), unsigned(gy), unsigned(gz), unsigned(bx),
                             unsigned(by), unsigned(bz), unsigned(smem)};
   std::string error;
   if (!queue(*d).launch(*d, static_cast<CUfunction>(function), dims, params, error))
     record(error);
-  if (profile) {
+  const uint64_t threads = uint64_t(gx * gy * gz * bx * by * bz);
+  if (events)
+    cuda_profile::afterKernel(*d, kernelNames[static_cast<CUfunction>(function)], threads);
+  if (wait) {
     d->cuStreamSynchronize(static_cast<CUstream>(stream));
-    cuda_profile::kernel(kernelNames[static_cast<CUfunction>(function)],
-                         uint64_t(gx * gy * gz * bx * by * bz), cuda_profile::since(t0));
+    cuda_profile::kernel(kernelNames[static_cast<CUfunction>(function)], threads,
+                         cuda_profile::since(t0));
   }
 }
 
@@ -599,8 +605,11 @@ bool CudaMemory::finish(std::string &error) {
     error = d->describe(r, "the step's kernels (cuStreamSynchronize)");
     return false;
   }
-  if (cuda_profile::enabled())
+  if (cuda_profile::enabled()) {
     cuda_profile::finish(cuda_profile::since(t0));
+    if (cuda_profile::timesByEvents(*d))
+      cuda_profile::readKernelEvents(*d);
+  }
   if (takeCudaError(error))
     return false;
   return true;

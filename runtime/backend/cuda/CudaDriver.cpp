@@ -33,6 +33,15 @@ void lookupGraphs(void *lib, CudaGraphApi &g) {
     g = CudaGraphApi{};
 }
 
+/// The event entry points, all or none.
+void lookupEvents(void *lib, CudaEventApi &e) {
+  std::string ignored;
+  if (!lookup(lib, "cuEventCreate", e.cuEventCreate, ignored) ||
+      !lookup(lib, "cuEventRecord", e.cuEventRecord, ignored) ||
+      !lookup(lib, "cuEventElapsedTime", e.cuEventElapsedTime, ignored))
+    e = CudaEventApi{};
+}
+
 CudaDriver driver;
 std::string failure;
 bool ready = false;
@@ -68,6 +77,7 @@ void open() {
       !lookup(lib, "cuGetErrorString", d.cuGetErrorString, w))
     return;
   lookupGraphs(lib, d.graphs);
+  lookupEvents(lib, d.events);
   CUresult r = d.cuInit(0);
   if (r) {
     failure = d.describe(r, "cuInit") + ": no usable GPU";

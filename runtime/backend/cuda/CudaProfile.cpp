@@ -33,9 +33,32 @@ struct Row {
   double seconds = 0;
 };
 
+/// A kernel timed by events: the pair recorded around its launch.
+struct Timed {
+  std::string name;
+  uint64_t threads = 0;
+  CUevent start = nullptr, end = nullptr;
+};
+
+bool eventsRequested() {
+  static const bool on = [] {
+    const char *e = std::getenv("LOCKSTEP_CUDA_PROFILE");
+    return e && std::string(e) == "events";
+  }();
+  return on;
+}
+
 struct Totals {
   std::mutex mu;
   std::map<std::string, Row> kernels;
+  // Events mode: the launches whose events are not read yet, the events
+  // free for reuse, the device's idle time between two timed kernels.
+  std::vector<Timed> timed;
+  std::vector<CUevent> freeEvents;
+  CUevent lastEnd = nullptr;
+  double gapSeconds = 0;
+  uint64_t gaps = 0, eventFailures = 0;
+  bool byEvents = false;
   uint64_t modules = 0, finishes = 0, allocations = 0, misses = 0, copies = 0,
            copyBytes = 0, arenaGrowths = 0, arenaBytes = 0, arenaAllocations = 0;
   double moduleSeconds = 0, finishSeconds = 0, copySeconds = 0;
@@ -54,15 +77,35 @@ struct Totals {
       kernelSeconds += r.seconds;
     }
     double wall = since(start);
-    std::fprintf(stderr, "cuda profile (LOCKSTEP_CUDA_PROFILE=1; launches wait)\n");
-    std::fprintf(stderr, "  wall %.3f s from the first kernel: kernels %.3f s in %llu launches of %zu kernels,"
-                         " module loads %.3f s (%llu), copies %.3f s (%llu, %llu bytes),"
-                         " call waits %.3f s (%llu), the rest (host) %.3f s\n",
-                 wall, kernelSeconds, (unsigned long long)launches, rows.size(),
-                 moduleSeconds, (unsigned long long)modules, copySeconds,
-                 (unsigned long long)copies, (unsigned long long)copyBytes, finishSeconds,
-                 (unsigned long long)finishes,
-                 wall - kernelSeconds - moduleSeconds - copySeconds - finishSeconds);
+    if (byEvents) {
+      std::fprintf(stderr, "cuda profile (LOCKSTEP_CUDA_PROFILE=events: each kernel's device time"
+                           " between two CUDA events; launches do not wait, graphs off)\n");
+      std::fprintf(stderr, "  wall %.3f s from the first kernel: kernels %.3f s of device time"
+                           " in %llu launches of %zu kernels, the device idle between them"
+                           " within calls %.3f s (%llu gaps, %.2f us each), module loads %.3f s (%llu),"
+                           " copies %.3f s (%llu, %llu bytes), call waits %.3f s (%llu)%s\n",
+                   wall, kernelSeconds, (unsigned long long)launches, rows.size(), gapSeconds,
+                   (unsigned long long)gaps, gaps ? gapSeconds * 1e6 / double(gaps) : 0.0,
+                   moduleSeconds, (unsigned long long)modules, copySeconds,
+                   (unsigned long long)copies, (unsigned long long)copyBytes, finishSeconds,
+                   (unsigned long long)finishes,
+                   eventFailures ? ", SOME EVENTS COULD NOT BE READ" : "");
+      if (finishes)
+        std::fprintf(stderr, "  a call: %.3f ms of kernels, %.3f ms idle between them, %.1f"
+                             " launches\n",
+                     kernelSeconds * 1e3 / double(finishes), gapSeconds * 1e3 / double(finishes),
+                     double(launches) / double(finishes));
+    } else {
+      std::fprintf(stderr, "cuda profile (LOCKSTEP_CUDA_PROFILE=1; launches wait)\n");
+      std::fprintf(stderr, "  wall %.3f s from the first kernel: kernels %.3f s in %llu launches of %zu kernels,"
+                           " module loads %.3f s (%llu), copies %.3f s (%llu, %llu bytes),"
+                           " call waits %.3f s (%llu), the rest (host) %.3f s\n",
+                   wall, kernelSeconds, (unsigned long long)launches, rows.size(),
+                   moduleSeconds, (unsigned long long)modules, copySeconds,
+                   (unsigned long long)copies, (unsigned long long)copyBytes, finishSeconds,
+                   (unsigned long long)finishes,
+                   wall - kernelSeconds - moduleSeconds - copySeconds - finishSeconds);
+    }
     std::fprintf(stderr, "  device allocations: %llu from call arenas, %llu from the block cache"
                          " of which cuMemAlloc %llu; arenas grown %llu times, to %llu bytes"
                          " at most\n",
@@ -116,7 +159,7 @@ Totals &totals() {
 bool enabled() {
   static const bool on = [] {
     const char *e = std::getenv("LOCKSTEP_CUDA_PROFILE");
-    bool on = e && *e == '1';
+    bool on = (e && std::string(e) == "1") || eventsRequested();
     if (on)
       totals(); // the wall time counts from here
     return on;
@@ -131,6 +174,89 @@ void kernel(const std::string &name, uint64_t threads, double seconds) {
   ++r.launches;
   r.threads += threads;
   r.seconds += seconds;
+}
+
+bool timesByEvents(const CudaDriver &d) {
+  if (!eventsRequested() || !d.events.available())
+    return false;
+  Totals &t = totals();
+  std::lock_guard<std::mutex> lock(t.mu);
+  t.byEvents = true;
+  return true;
+}
+
+namespace {
+/// An event from the free list or a new one; null if none can be made.
+CUevent takeEvent(const CudaDriver &d, Totals &t) {
+  if (!t.freeEvents.empty()) {
+    CUevent e = t.freeEvents.back();
+    t.freeEvents.pop_back();
+    return e;
+  }
+  CUevent e = nullptr;
+  if (d.events.cuEventCreate(&e, 0) != 0)
+    return nullptr;
+  return e;
+}
+} // namespace
+
+void beforeKernel(const CudaDriver &d) {
+  Totals &t = totals();
+  std::lock_guard<std::mutex> lock(t.mu);
+  Timed k;
+  k.start = takeEvent(d, t);
+  if (k.start && d.events.cuEventRecord(k.start, d.stream) != 0) {
+    t.freeEvents.push_back(k.start);
+    k.start = nullptr;
+  }
+  t.timed.push_back(std::move(k));
+}
+
+void afterKernel(const CudaDriver &d, const std::string &name, uint64_t threads) {
+  Totals &t = totals();
+  std::lock_guard<std::mutex> lock(t.mu);
+  if (t.timed.empty() || t.timed.back().end || !t.timed.back().name.empty())
+    return; // no beforeKernel for this launch
+  Timed &k = t.timed.back();
+  k.name = name;
+  k.threads = threads;
+  k.end = takeEvent(d, t);
+  if (k.end && d.events.cuEventRecord(k.end, d.stream) != 0) {
+    t.freeEvents.push_back(k.end);
+    k.end = nullptr;
+  }
+}
+
+void readKernelEvents(const CudaDriver &d) {
+  Totals &t = totals();
+  std::lock_guard<std::mutex> lock(t.mu);
+  for (Timed &k : t.timed) {
+    float ms = 0, idle = 0;
+    if (!k.start || !k.end || d.events.cuEventElapsedTime(&ms, k.start, k.end) != 0) {
+      ++t.eventFailures;
+    } else {
+      Row &r = t.kernels[k.name];
+      ++r.launches;
+      r.threads += k.threads;
+      r.seconds += double(ms) * 1e-3;
+      if (t.lastEnd && d.events.cuEventElapsedTime(&idle, t.lastEnd, k.start) == 0) {
+        t.gapSeconds += double(idle) * 1e-3;
+        ++t.gaps;
+      }
+    }
+    // The gap to the next kernel is measured from this one's end.
+    if (t.lastEnd)
+      t.freeEvents.push_back(t.lastEnd);
+    t.lastEnd = k.end;
+    if (k.start)
+      t.freeEvents.push_back(k.start);
+  }
+  // Gaps are counted within a call's kernels, not across the host's work
+  // between calls.
+  if (t.lastEnd)
+    t.freeEvents.push_back(t.lastEnd);
+  t.lastEnd = nullptr;
+  t.timed.clear();
 }
 
 /// Adds one event of a timed kind: its count and its seconds.

@@ -26,6 +26,7 @@ using CUstream = struct CUstream_st *;
 using CUgraph = struct CUgraph_st *;
 using CUgraphNode = struct CUgraphNode_st *;
 using CUgraphExec = struct CUgraphExec_st *;
+using CUevent = struct CUevent_st *;
 
 /// CUDA_KERNEL_NODE_PARAMS (version 2, CUDA 12 and later).
 struct CudaKernelNodeParams {
@@ -56,6 +57,16 @@ struct CudaGraphApi {
   bool available() const { return cuGraphDestroy != nullptr; }
 };
 
+/// The event entry points, for the profile's device times
+/// (LOCKSTEP_CUDA_PROFILE=events). Optional like the graphs': all null when
+/// the driver lacks one of them.
+struct CudaEventApi {
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+  bool available() const { return cuEventElapsedTime != nullptr; }
+};
+
 struct CudaDriver {
   CUresult (*cuInit)(unsigned);
   CUresult (*cuDeviceGetCount)(int *);
@@ -78,6 +89,7 @@ struct CudaDriver {
   CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
   CUresult (*cuGetErrorString)(CUresult, const char **);
   CudaGraphApi graphs = {};
+  CudaEventApi events = {};
 
   int device = 0;
   CUcontext context = nullptr;
