@@ -92,10 +92,8 @@ struct CpuMicrokernelsPass
     // registers start from its value (a pass over memory fewer); the forms
     // that fold in memory keep it.
     linalg::FillOp fill = lockstep::forwardableFill(op, 0);
-    if (fill && fill.getDpsInputOperand(0)->get().getType().isF32())
+    if (fill)
       c.init = fill.getDpsInputOperand(0)->get();
-    else
-      fill = nullptr;
     OpBuilder b(op);
     SmallVector<Value> sizes = lockstep::loopSizes(b, op);
     lockstep::CpuContractionKernels kernels(c, sizes, rows, cols, inputFirst, layout);

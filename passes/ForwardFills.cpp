@@ -70,8 +70,6 @@ struct ForwardFillsPass : public lockstep::impl::ForwardFillsBase<ForwardFillsPa
           continue;
         BlockArgument acc = g.getMatchingBlockArgument(g.getDpsInitOperand(i));
         Value c = fill.getDpsInputOperand(0)->get();
-        if (c.getType() != acc.getType())
-          continue;
         OpBuilder b = OpBuilder::atBlockBegin(body);
         if (!first)
           first = firstIteration(b, g);

@@ -90,11 +90,8 @@ struct TileContractionsPass
     // A fill of the output just before: the tiles start from its value (one
     // kernel fewer); the plain generic below keeps it.
     linalg::FillOp fill = lockstep::forwardableFill(op, 0);
-    if (fill && fill.getDpsInputOperand(0)->get().getType() ==
-                    cast<MemRefType>(op.getDpsInitOperand(0)->get().getType()).getElementType())
+    if (fill)
       c.init = fill.getDpsInputOperand(0)->get();
-    else
-      fill = nullptr;
     OpBuilder b(op);
     SmallVector<Value> sizes = lockstep::loopSizes(b, op);
     auto cst = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v).getResult(); };

@@ -79,7 +79,9 @@ linalg::FillOp lockstep::forwardableFill(linalg::GenericOp op, unsigned init) {
   for (Operation *o = op->getPrevNode(); o; o = o->getPrevNode()) {
     if (auto fill = dyn_cast<linalg::FillOp>(o)) {
       if (fill.hasPureBufferSemantics() && fill.getDpsInitOperand(0)->get() == out->get())
-        return fill;
+        // A value of another type (the fill converts it) is not forwarded.
+        return fill.getDpsInputOperand(0)->get().getType() == type.getElementType() ? fill
+                                                                                    : nullptr;
     }
     // Any use of the buffer, here or nested (a kernel, a loop), reads or
     // writes the filled values.

@@ -57,7 +57,8 @@ mlir::Value rootOf(mlir::Value v);
 /// that memref value, no op between them in the block (nor any op nested
 /// in one) uses a view of the same buffer, and `op` writes every
 /// element of it (its map of that init is a permutation of all the loop
-/// dims that are parallel, as many as the memref's rank). Otherwise null.
+/// dims that are parallel, as many as the memref's rank), and the fill's
+/// value has the buffer's element type. Otherwise null.
 mlir::linalg::FillOp forwardableFill(mlir::linalg::GenericOp op, unsigned init);
 
 /// Each loop dim's extent, built at `b` before `op`.
