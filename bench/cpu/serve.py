@@ -31,7 +31,7 @@ def serve(specs, threads_list, cfg, work, adaptive, record):
                     config=spec.get("config")))
         vocab = facts["vocab"]
         # The fixture's steps take well under a millisecond: more of them,
-        # and repeats, so that bench's millisecond clock resolves them.
+        # and repeats, so that a figure is not a handful of short steps.
         scale = 1 if spec["large"] else cfg["fixture_scale"]
         repeat = cfg["repeat"] if spec["large"] else cfg["fixture_repeat"]
         # The sanity check that both systems run the same model: greedy tokens.
