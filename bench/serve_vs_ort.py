@@ -24,8 +24,10 @@ commit) whose ratios are Lockstep over onnxruntime, measured back to back:
 How each figure is taken (both systems get a warm-up that is not timed):
   prefill  N prompts of L tokens, one prompt a step (Lockstep: --token-budget
            L, --max-new-tokens 1; onnxruntime: batch 1, seq L, past 0).
-           Lockstep: the wall time of N + 1 prompts less that of 1 prompt
-           (the first step of a process pays for first touches).
+           Lockstep: one `lockstep-run bench --warmup 1` process (the
+           prompts served once untimed, so that first touches are not
+           timed), its prefill line: the N steps, each timed inside the
+           run.
            onnxruntime computes the logits of every position, as the graph
            says; Lockstep only the last (the serving step). A second
            onnxruntime column runs the same graph with the lm_head applied
@@ -34,8 +36,9 @@ How each figure is taken (both systems get a warm-up that is not timed):
   decode   C requests of P prompt tokens, the whole prefill in one step
            (Lockstep: --token-budget C*P; onnxruntime: one batch of C equal
            prompts, so no padding and no attention mask), then D greedy
-           steps of C tokens. onnxruntime: the D steps timed. Lockstep: the
-           wall time with --max-new-tokens D + 1 less that with 1.
+           steps of C tokens. onnxruntime: the D steps timed. Lockstep: one
+           `lockstep-run bench --max-new-tokens D + 1 --warmup 1` process,
+           its decode line: the D decode steps, each timed inside the run.
 
 usage: bench/serve_vs_ort.py [--quick] [--out REPORT.md] [--results bench/RESULTS.md]
                              [--work DIR] [--log FILE] [--only serve,gemm,adaptive]

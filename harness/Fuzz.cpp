@@ -2,6 +2,7 @@
 #include "lockstep/Harness/Fuzz.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 
@@ -134,10 +135,15 @@ bool lockstep::rt::runSchedule(StepModel &model, const CacheConfigFn &cache,
     if (id < out.tokenSteps.size())
       out.tokenSteps[id].push_back(steps);
   };
+  auto last = std::chrono::steady_clock::now();
   cb.onStep = [&](const StepPlan &plan) {
+    auto now = std::chrono::steady_clock::now();
+    out.stepSeconds.push_back(std::chrono::duration<double>(now - last).count());
+    last = now;
     out.plans.push_back(plan);
     ++steps;
   };
+  last = std::chrono::steady_clock::now();
   return engine->run(requests, out.result, error, cb);
 }
 

@@ -1,7 +1,8 @@
 """Lockstep's side: the prompts `lockstep-run bench` serves (drawn again
-here, for onnxruntime), its prefill and decode measurements, greedy
-tokens from `lockstep-run generate`, and `lockstep-run exec --repeat`'s
-median run time."""
+here, for onnxruntime), its prefill and decode measurements (the phase
+lines of one bench process, each step timed inside it), greedy tokens from
+`lockstep-run generate`, and `lockstep-run exec --repeat`'s median run
+time."""
 import json
 import os
 import re
@@ -32,40 +33,62 @@ def bench_prompts(n, length, vocab, seed=1):
     return out
 
 
-def ls_bench(lsa, requests, prompt, new, threads, budget):
-    """One `lockstep-run bench --only batched`: its steps and wall
-    seconds. The artifact must be served as the ragged step."""
+# bench's phase lines (tools/lockstep-run/Bench.cpp's header): the steps of
+# the timed run that fed a prompt token (prefill) or only generated tokens
+# (decode), each step timed inside the one process.
+PHASE = re.compile(r"^batched (prefill|decode) +(\d+) steps  ([0-9.]+) s  (\d+) (fed|generated) tokens  ",
+                   re.M)
+
+
+def ls_bench(lsa, requests, prompt, new, threads, budget, warmup=1):
+    """One `lockstep-run bench --only batched --warmup 1` process (the
+    requests served once untimed, then timed): its steps and wall seconds,
+    and its phases' steps, seconds and tokens (fed for prefill, generated
+    for decode). The artifact must be served as the ragged step."""
     r = sh([RUN, "bench", lsa, "--only", "batched", "--requests", str(requests), "--prompt-len",
             str(prompt), "--max-new-tokens", str(new), "--threads", str(threads),
-            "--token-budget", str(budget)])
+            "--token-budget", str(budget), "--warmup", str(warmup)])
     m = re.search(r"^batched\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)", r.stdout, re.M)
     if not m:
         sys.exit(f"serve_vs_ort: no batched line from bench:\n{r.stdout}")
     if not re.search(r"^step\s+ragged", r.stdout, re.M):
         sys.exit(f"serve_vs_ort: {lsa} is not served as a ragged step:\n{r.stdout}")
-    return dict(steps=int(m.group(1)), wall_s=float(m.group(2)))
+    phases = {p: dict(steps=int(s), seconds=float(x), tokens=int(t))
+              for p, s, x, t, _ in PHASE.findall(r.stdout)}
+    if set(phases) != {"prefill", "decode"}:
+        sys.exit(f"serve_vs_ort: no prefill and decode lines from bench:\n{r.stdout}")
+    return dict(steps=int(m.group(1)), wall_s=float(m.group(2)), **phases)
 
 
 def ls_prefill(lsa, n, length, threads):
-    """Prefill of n prompts of `length`, one a step: the wall time of
-    n + 1 prompts less that of 1."""
-    one = ls_bench(lsa, 1, length, 1, threads, length)
-    more = ls_bench(lsa, n + 1, length, 1, threads, length)
-    secs = more["wall_s"] - one["wall_s"]
-    # None: below the timer's resolution (bench prints milliseconds).
-    return dict(seconds=secs, tok_s=n * length / secs if secs > 0 else None,
-                steps=more["steps"], first_s=one["wall_s"], wall_s=more["wall_s"])
+    """Prefill of n prompts of `length`, one a step (token budget
+    `length`, one new token each): the prefill steps' time, measured in
+    one process after the same prompts served once untimed."""
+    b = ls_bench(lsa, n, length, 1, threads, length)
+    pre = b["prefill"]
+    if pre["steps"] != n or pre["tokens"] != n * length or b["decode"]["steps"]:
+        sys.exit(f"serve_vs_ort: bench took {pre['steps']} prefill steps of {pre['tokens']} tokens "
+                 f"and {b['decode']['steps']} decode steps, not {n} of {n * length} and none")
+    secs = pre["seconds"]
+    return dict(seconds=secs, tok_s=pre["tokens"] / secs if secs > 0 else None, steps=pre["steps"],
+                wall_s=b["wall_s"])
 
 
 def ls_decode(lsa, c, prompt, steps, threads):
-    """Decode of c requests (their prefill one step): the wall time with
-    steps + 1 new tokens less that with 1."""
-    a = ls_bench(lsa, c, prompt, 1, threads, c * prompt)
+    """Decode of c requests: their prefill one step (token budget
+    c * prompt), then `steps` decode steps (steps + 1 new tokens, the first
+    sampled by the prefill): the decode steps' time, measured in one
+    process after the same requests served once untimed."""
     b = ls_bench(lsa, c, prompt, steps + 1, threads, c * prompt)
-    secs = b["wall_s"] - a["wall_s"]
-    return dict(seconds=secs, tok_s=c * steps / secs if secs > 0 else None,
-                ms_per_step=1e3 * secs / steps if secs > 0 else None, steps=b["steps"] - a["steps"],
-                prefill_wall_s=a["wall_s"], wall_s=b["wall_s"])
+    dec = b["decode"]
+    if b["prefill"]["steps"] != 1 or dec["steps"] != steps or dec["tokens"] != c * steps:
+        sys.exit(f"serve_vs_ort: bench took {b['prefill']['steps']} prefill steps and "
+                 f"{dec['steps']} decode steps of {dec['tokens']} tokens, not 1 and {steps} of "
+                 f"{c * steps}")
+    secs = dec["seconds"]
+    return dict(seconds=secs, tok_s=dec["tokens"] / secs if secs > 0 else None,
+                ms_per_step=1e3 * secs / steps if secs > 0 else None, steps=dec["steps"],
+                prefill_s=b["prefill"]["seconds"], wall_s=b["wall_s"])
 
 
 def ls_generate(lsa, prompts, new, threads, work):

@@ -50,8 +50,9 @@ class Ort:
         return secs
 
     def decode(self, prompts, steps):
-        """Seconds of `steps` greedy steps over one batch of the prompts
-        (prefill untimed), after one untimed run of two steps; and the
+        """Seconds of `steps` - 1 greedy decode steps over one batch of the
+        prompts (the prefill, which samples the first of `steps` tokens,
+        untimed), after one untimed run of two steps; and the `steps`
         tokens generated."""
         for n in (2, steps):
             tok, past = self.step(prompts, 0, self.empty_past(len(prompts)))

@@ -69,6 +69,8 @@ def serving(models, res, cfg):
               f"Decode: C requests of {cfg['decode_prompt']} prompt tokens, then {cfg['decode_steps']} "
               "greedy steps of C tokens each (one batch of C equal-length prompts in onnxruntime, no padding "
               "needed; `lockstep-run bench --only batched` in Lockstep), the steps only. "
+              "Lockstep's figures are its prefill or decode steps, each timed inside one "
+              "`lockstep-run bench --warmup 1` process (the requests served once untimed first). "
               f"Each figure is the median of {cfg['repeat']} measurements. With 2 threads onnxruntime runs "
               "twice, with its pool threads spinning between ops (its default) and not "
               "(`session.intra_op.allow_spinning=0`), and the faster counts: on a shared machine spinning "

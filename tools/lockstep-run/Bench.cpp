@@ -7,7 +7,25 @@
 // logit of the two runs bit for bit: a throughput number comes with an
 // invariance check. `--only alone|batched` times one of the two (for a large
 // model whose alone run would take long); nothing is compared then, and the
-// output says so.
+// output says so. `--warmup N` serves the requests N times more in each
+// timed mode, untimed, just before its timed run, so that first touches
+// (page faults of the weights, the thread pool's start) are not timed.
+//
+// After everything else, each timed mode's steps split into two phases, a
+// line each, every step timed on its own inside the run:
+//
+//   MODE prefill    S steps  X s  F fed tokens  R fed tokens/s  M ms/step
+//   MODE decode     S steps  X s  G generated tokens  R generated tokens/s  M ms/step
+//
+// MODE is alone or batched, the label padded to 19 columns like the lines
+// above it; X has six decimals. A prefill step fed at least one prompt token
+// (F: every token it fed, a decode token of another request in the same step
+// too); a decode step fed only generated tokens (G: the tokens sampled in
+// those steps). The two step counts add up to the table's steps. X is the
+// sum of the steps' times (planning, the model's step, sampling), so the
+// two phases' X add up to a little less than the table's wall time, which
+// also counts the engine's creation. R and M are per second of X and per
+// step.
 //
 //===----------------------------------------------------------------------===//
 #include "Commands.h"
@@ -17,6 +35,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
 
 using namespace lockstep::rt;
 using namespace lockstep::run;
@@ -61,6 +82,56 @@ struct Timed {
   double seconds = 0;
 };
 
+/// Steps of one phase of a run (the header says which steps are which).
+struct Phase {
+  int64_t steps = 0, fed = 0, generated = 0;
+  double seconds = 0;
+};
+
+/// Splits the run's steps into prefill (index 0) and decode (index 1);
+/// idle steps (none under bench's policy) are in neither.
+std::pair<Phase, Phase> splitPhases(const ScheduleRun &run,
+                                    const std::vector<Request> &requests) {
+  std::vector<int64_t> promptLen(run.tokenSteps.size(), 0);
+  for (const Request &r : requests)
+    if (r.id < promptLen.size())
+      promptLen[r.id] = int64_t(r.prompt.size());
+  std::vector<int64_t> sampledAt(run.plans.size(), 0);
+  for (const std::vector<int64_t> &steps : run.tokenSteps)
+    for (int64_t s : steps)
+      if (s >= 0 && size_t(s) < sampledAt.size())
+        ++sampledAt[s];
+  Phase prefill, decode;
+  for (size_t i = 0; i < run.plans.size(); ++i) {
+    const StepPlan &plan = run.plans[i];
+    if (plan.entries.empty())
+      continue;
+    bool prompt = false;
+    for (const StepEntry &e : plan.entries)
+      prompt |= e.seq >= promptLen.size() || e.startPosition < promptLen[e.seq];
+    Phase &p = prompt ? prefill : decode;
+    ++p.steps;
+    p.fed += plan.numTokens();
+    p.generated += sampledAt[i];
+    p.seconds += i < run.stepSeconds.size() ? run.stepSeconds[i] : 0.0;
+  }
+  return {prefill, decode};
+}
+
+/// The two phase lines of one timed mode (the format is the header's).
+void printPhases(const char *mode, const ScheduleRun &run, const std::vector<Request> &requests) {
+  auto [prefill, decode] = splitPhases(run, requests);
+  auto line = [&](const char *phase, const Phase &p, const char *what, int64_t count) {
+    std::string label = std::string(mode) + " " + phase;
+    double secs = p.seconds;
+    std::printf("%-18s %lld steps  %.6f s  %lld %s tokens  %.1f %s tokens/s  %.3f ms/step\n",
+                label.c_str(), (long long)p.steps, secs, (long long)count, what,
+                secs > 0 ? count / secs : 0.0, what, p.steps ? 1e3 * secs / p.steps : 0.0);
+  };
+  line("prefill", prefill, "fed", prefill.fed);
+  line("decode", decode, "generated", decode.generated);
+}
+
 /// How the kernels were launched (LaunchGraph.h), both runs together.
 void printLaunches() {
   lockstep::rt::LaunchGraphStats g = lockstep::rt::cudaLaunchStats();
@@ -82,20 +153,22 @@ int lockstep::run::runBench(int argc, char **argv) {
   std::string model, device = "cpu";
   std::string only;
   int64_t nRequests = 16, promptLen = 48, maxNew = 16, threads = 1, seed = 1, budget = 256;
+  int64_t warmup = 0;
   for (int i = 2; i < argc; ++i) {
     std::string v;
     bool missing = false, matched = false;
     const char *flags[] = {"--requests", "--prompt-len", "--max-new-tokens", "--threads",
-                           "--seed", "--token-budget"};
-    int64_t *vals[] = {&nRequests, &promptLen, &maxNew, &threads, &seed, &budget};
-    const int64_t hi[] = {4096, 1 << 20, 1 << 20, 1024, int64_t(1) << 62, 1 << 16};
-    for (int f = 0; f < 6 && !matched; ++f) {
+                           "--seed", "--token-budget", "--warmup"};
+    int64_t *vals[] = {&nRequests, &promptLen, &maxNew, &threads, &seed, &budget, &warmup};
+    const int64_t lows[] = {1, 1, 1, 1, 0, 1, 0};
+    const int64_t hi[] = {4096, 1 << 20, 1 << 20, 1024, int64_t(1) << 62, 1 << 16, 1000};
+    for (int f = 0; f < 7 && !matched; ++f) {
       if (!flagValue(argc, argv, i, flags[f], v, missing))
         continue;
       matched = true;
       if (missing)
         return usage(std::string(flags[f]) + " needs a value");
-      int64_t lo = f == 4 ? 0 : 1;
+      int64_t lo = lows[f];
       if (!parseInt(v, lo, hi[f], *vals[f]))
         return usage(std::string(flags[f]) + " takes an integer in [" + std::to_string(lo) +
                      ", " + std::to_string(hi[f]) + "], not '" + v + "'");
@@ -146,6 +219,13 @@ int lockstep::run::runBench(int argc, char **argv) {
 
   catchSigint(true);
   auto timed = [&](const ScheduleSetup &setup, Timed &out) {
+    for (int64_t w = 0; w < warmup; ++w) {
+      ScheduleRun untimed;
+      if (!runSchedule(*L.model, L.cache, setup, requests, untimed, error, &interrupted()))
+        return false;
+      if (interrupted().load())
+        return true;
+    }
     auto t0 = std::chrono::steady_clock::now();
     bool ok = runSchedule(*L.model, L.cache, setup, requests, out.run, error, &interrupted());
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -170,6 +250,9 @@ int lockstep::run::runBench(int argc, char **argv) {
   std::printf("device             %s\n", L.device.c_str());
   std::printf("token budget       %lld a step (batched)\n", (long long)budget);
   std::printf("step               %s\n", L.model->stepForm().c_str());
+  if (warmup)
+    std::printf("warm-up            %lld untimed run%s before each timed one\n", (long long)warmup,
+                warmup == 1 ? "" : "s");
   std::printf("%-10s %8s %10s %14s %12s %12s\n", "mode", "steps", "wall s", "generated/s",
               "fed/s", "ms/step");
   for (const auto &[name, t] : {std::pair<const char *, const Timed *>{"alone", &alone},
@@ -184,8 +267,16 @@ int lockstep::run::runBench(int argc, char **argv) {
   }
   if (L.device == "cuda")
     printLaunches();
+  // The phase lines come last, so that the lines above keep their order.
+  auto phases = [&] {
+    if (only != "batched")
+      printPhases("alone", alone.run, requests);
+    if (only != "alone")
+      printPhases("batched", batched.run, requests);
+  };
   if (!only.empty()) {
     std::printf("logits compared    none (--only %s)\n", only.c_str());
+    phases();
     return 0;
   }
   Comparison c = compareRuns(alone.run, batched.run, bs, requests, vocab);
@@ -194,10 +285,8 @@ int lockstep::run::runBench(int argc, char **argv) {
   std::printf("logits compared    %lld rows, %lld values: %s\n", (long long)c.tokens,
               (long long)c.logits,
               c.mismatches ? "DIFFERENT between the two runs" : "identical bit for bit");
-  if (c.mismatches) {
-    if (c.first)
-      std::printf("first difference   %s\n", describeMismatch(*c.first).c_str());
-    return 1;
-  }
-  return 0;
+  if (c.mismatches && c.first)
+    std::printf("first difference   %s\n", describeMismatch(*c.first).c_str());
+  phases();
+  return c.mismatches ? 1 : 0;
 }

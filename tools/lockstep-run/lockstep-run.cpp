@@ -170,7 +170,7 @@ const Subcommand kSubcommands[] = {
      "  --threads N         threads of the compiled code (default: the trace's)\n"
      "  --device cpu|cuda   where it runs (default cpu; see generate)"},
     {"bench", "bench MODEL.lsa [--requests N] [--prompt-len L] [--max-new-tokens M] "
-              "[--device cpu|cuda] [--token-budget N] [--only alone|batched]",
+              "[--device cpu|cuda] [--token-budget N] [--only alone|batched] [--warmup N]",
      "Measure serving throughput, batched against one request at a time.",
      nullptr,
      "Draws N greedy requests of L prompt tokens (from --seed S) and serves them\n"
@@ -181,6 +181,15 @@ const Subcommand kSubcommands[] = {
      "ratio, then compares every logit of the two\n"
      "runs bit for bit. The `step` line says how a step runs: ragged (one call per\n"
      "step) or per request.\n\n"
+     "Last, every step of each timed run, timed on its own, goes to one of two\n"
+     "phases, a line each:\n"
+     "  MODE prefill    S steps  X s  F fed tokens  R fed tokens/s  M ms/step\n"
+     "  MODE decode     S steps  X s  G generated tokens  R generated tokens/s  M ms/step\n"
+     "MODE is alone or batched. A prefill step fed at least one prompt token (F\n"
+     "counts every token it fed); a decode step fed only generated tokens (G counts\n"
+     "the tokens sampled in them). The steps add up to the table's; X (six\n"
+     "decimals) is the sum of the steps' times, the table's wall time less the\n"
+     "engine's creation.\n\n"
      "Options:\n"
      "  --requests N        requests (default 16)\n"
      "  --prompt-len L      prompt tokens each (default 48)\n"
@@ -190,7 +199,10 @@ const Subcommand kSubcommands[] = {
      "  --device cpu|cuda   where the model runs (default cpu; see generate)\n"
      "  --token-budget N    tokens a batched step may feed, and the longest prefill\n"
      "                      chunk (default 256)\n"
-     "  --only alone|batched  time one of the two runs; nothing is compared then\n\n"
+     "  --only alone|batched  time one of the two runs; nothing is compared then\n"
+     "  --warmup N          serve the requests N times, untimed, before each timed\n"
+     "                      run, in its mode (default 0); a `warm-up` line says so,\n"
+     "                      and the cuda launches line counts them too\n\n"
      "Exit status 0 when the logits are identical, 1 when they differ or the run\n"
      "fails, 2 for a bad command line, 130 when SIGINT stopped it."},
     {"serve", lockstep::run::kServeUsage, lockstep::run::kServeHelp, nullptr,

@@ -62,12 +62,17 @@ ScheduleSetup drawSchedule(uint64_t campaignSeed, int64_t index,
 /// The baseline's setup: one request at a time, whole-prompt prefill.
 ScheduleSetup baselineSetup(const std::vector<Request> &requests, int64_t vocab);
 
-/// A run of one schedule: the results, the plans, and the step at which each
-/// generated token's logits were produced.
+/// A run of one schedule: the results, the plans, the step at which each
+/// generated token's logits were produced, and the wall time of each step.
 struct ScheduleRun {
   RunResult result;
   std::vector<StepPlan> plans;
   std::vector<std::vector<int64_t>> tokenSteps; ///< [request][generated i]
+  /// [step] seconds from the end of the step before (or the start of the
+  /// engine's run) to the end of plans[step]: planning, the model's step,
+  /// sampling and the scheduler's bookkeeping (and the copy of the plan
+  /// before it). Their sum is the engine's run up to its last step.
+  std::vector<double> stepSeconds;
 };
 
 /// Runs `requests` under `setup`; with a `script` (a trace's plans), the
