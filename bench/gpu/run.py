@@ -7,9 +7,10 @@ section) with the date, GPU, driver and commit:
   copy     device copy bandwidth (torch, 2 GiB), the decode roofline;
   gemm     Lockstep's compiled MatMul against cuBLAS fp32 (torch.mm, TF32
            off) at every projection shape of the model below, T = 1 .. 2048.
-           Lockstep's time is its kernels' time per call from
-           LOCKSTEP_CUDA_PROFILE (each launch waited for, so a call of a few
-           microseconds pays the launch latency too);
+           Lockstep's time is its kernels' device time per call from
+           LOCKSTEP_CUDA_PROFILE=events (CUDA events around each launch; the
+           launches' own cost is not counted, as torch's CUDA-event time
+           does not count it either);
   serve    bench/gpu/llama1b.py's 0.94e9-parameter Llama (weights written
            from their seed at the path the artifact references):
            `lockstep-run bench --only batched` at 1, 8 and 64 concurrent
@@ -103,12 +104,15 @@ def gemm(bundle, shapes, run_tool):
             torch_ms = cuda_ms(lambda: torch.mm(x, w), 20)
             np.save(os.path.join(tmp, "X.npy"), x.cpu().numpy())
             reps = 10
-            env = dict(os.environ, LOCKSTEP_CUDA_PROFILE="1")
+            # Each kernel's device time between two CUDA events (launches
+            # do not wait, so the launch's own cost is not counted).
+            env = dict(os.environ, LOCKSTEP_CUDA_PROFILE="events")
             p = sh([run_tool, "exec", lsa, "--input", f"X={tmp}/X.npy", "--input",
                     f"W={tmp}/W.npy", "--output-dir", os.path.join(tmp, "out"), "--device",
                     "cuda", "--repeat", str(reps)], env=env)
             text = p.stdout + p.stderr
-            m = re.search(r"kernels ([0-9.]+) s in (\d+) launches of (\d+) kernels", text)
+            m = re.search(r"kernels ([0-9.]+) s of device time in (\d+) launches of (\d+) kernels",
+                          text)
             rows = re.findall(r"^\s+\d+\s+([0-9.]+)\s+[0-9.]+\s+\d+\s+module", text, re.M)
             if not m or len(rows) != int(m.group(3)):
                 raise RuntimeError("no kernel times in the profile:\n" + text)
