@@ -444,6 +444,44 @@ def ForwardFills : Pass<"lockstep-forward-fills", "mlir::func::FuncOp"> {
   ];
 }
 
+def PromoteAccumulators : Pass<"lockstep-promote-accumulators", "mlir::func::FuncOp"> {
+  let summary = "Carry a reduction loop's output element in a register instead of memory";
+  let description = [{
+    Runs on the bufferized step, for both targets, right after
+    convert-linalg-to-parallel-loops. A reduction lowered to loops loads its
+    output element, combines and stores it back at every iteration of an
+    `scf.for`. When the loop's body (directly, not nested) has a
+    `memref.load` and then a `memref.store` of one element, at the same
+    indices, with the memref and the indices defined outside the loop, and
+    no other access in the loop (nested ones included) may touch that
+    buffer, the element is loaded once before the loop, carried as an
+    iter_arg, and stored once after it. May touch: views of the same
+    buffer do, a fresh allocation (`memref.alloc`/`alloca`) is touched only
+    by its own views, a global of the module only by views of itself, and
+    function arguments may be any buffer that was not allocated here. A loop with an
+    op of unknown memory effects is left alone. Loops are visited inner
+    first, so a fold over several reduction loops is carried through all of
+    them.
+
+    The fold's ops, their order and their operands do not change, and an
+    f32 in a register equals the f32 stored and loaded, so no bit changes.
+    A loop that runs no iteration stores back the value it loaded. What
+    goes is a round trip through memory per iteration: on the GPU each
+    iteration's loads waited for the store before them (they may alias it),
+    so a fold of 256 values waited for global memory 256 times.
+
+    Example: `scf.for %k { %a = load %out[%i]; %x = load %in[%i, %k];
+    %s = addf %a, %x; store %s, %out[%i] }` with `%out` an allocation
+    becomes `%a0 = load %out[%i]; %r = scf.for %k iter_args(%a = %a0) {
+    %x = load %in[%i, %k]; %s = addf %a, %x; yield %s }; store %r,
+    %out[%i]`.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+  let statistics = [
+    Statistic<"numPromoted", "promoted", "Accumulators carried in registers">,
+  ];
+}
+
 def TileContractions : Pass<"lockstep-tile-contractions", "mlir::func::FuncOp"> {
   let summary = "Launch each bufferized contraction as a shared-memory tiled GPU kernel";
   let description = [{
