@@ -276,9 +276,10 @@ def report(path, env, res):
         L += [f"Device copy bandwidth (read + write, torch, 2 GiB): **{bw / 1e12:.2f} TB/s**.", ""]
     if res.get("gemm"):
         L += ["### GEMM: Lockstep against cuBLAS fp32 (torch.mm, TF32 off)", "",
-              "Lockstep's time is its kernels' per call (the chunk partials, their combine, and the "
-              "fill of the partials), each launch waited for: a few microseconds of launch latency "
-              "each, which dominate at small T.", "",
+              "Lockstep's time is its kernels' device time per call (the chunk partials and their "
+              "combine), each between two CUDA events (LOCKSTEP_CUDA_PROFILE=events): the gaps "
+              "between its kernels are not counted. cuBLAS's is one torch.mm between two events, "
+              "its launch included, which counts at small T.", "",
               "| K x N | T | cuBLAS ms | Lockstep ms | cuBLAS TFLOP/s | Lockstep TFLOP/s | share of cuBLAS |",
               "|---|---:|---:|---:|---:|---:|---:|"]
         for r in res["gemm"]:
@@ -302,9 +303,10 @@ def report(path, env, res):
             cc_ = hc.get(f"gen{cc}")
             comp = f"{cc_['generated_per_s']:.1f}" if cc_ else ("not run" if cc not in COMPILED_CONCURRENCY or not hc else "did not finish")
             best = max([x["generated_per_s"] for x in (hh, cc_) if x] or [0])
-            L.append(f"| {cc} | {ls['generated_per_s']:.1f} | {ls['ms_per_step']:.2f} | "
-                     f"{hh['generated_per_s']:.1f} | {comp} | {ls['generated_per_s'] / best:.2f}x |"
-                     if ls and hh else f"| {cc} | {ls and ls['generated_per_s']} | | {hh and hh['generated_per_s']} | {comp} | |")
+            eager = f"{hh['generated_per_s']:.1f}" if hh else "not run"
+            ours = f"{ls['generated_per_s']:.1f} | {ls['ms_per_step']:.2f}" if ls else "not run |"
+            ratio = f"{ls['generated_per_s'] / best:.2f}x" if ls and best else ""
+            L.append(f"| {cc} | {ours} | {eager} | {comp} | {ratio} |")
         if s and h:
             L.append(f"| prefill | {s['prefill']['fed_per_s']:.0f} (fed/s) | {s['prefill']['ms_per_step']:.2f} | "
                      f"{h['prefill']['fed_per_s']:.0f} | not run | {s['prefill']['fed_per_s'] / h['prefill']['fed_per_s']:.2f}x |")
