@@ -9,17 +9,20 @@
 #include "Commands.h"
 #include "ServeUsage.h"
 
+#include "lockstep/Runtime/HostMemory.h"
+
 #include <cstdio>
 #include <cstring>
-#include <malloc.h>
 #include <string>
 #include <vector>
 
 int main(int argc, char **argv) {
-  // As lockstep-run's main: compiled steps allocate their temporaries per
-  // call; keep them in the heap rather than fresh pages from the kernel.
-  mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  // A step's freed temporaries stay with the process for the next step
+  // (HostMemory.h), instead of fresh pages from the kernel at every step.
+  std::string memoryWhy;
+  if (!lockstep::rt::keepFreedHostMemory(memoryWhy))
+    std::fprintf(stderr, "warning: %s: every step's temporaries are fresh pages\n",
+                 memoryWhy.c_str());
   using namespace lockstep::run;
   for (int i = 1; i < argc; ++i)
     if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {

@@ -15,10 +15,10 @@
 #include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
 #include "lockstep/Runtime/Backend/Cuda/CudaBackend.h"
 #include "lockstep/Runtime/Exec.h"
+#include "lockstep/Runtime/HostMemory.h"
 #include "lockstep/Runtime/Npy.h"
 
 #include <algorithm>
-#include <malloc.h>
 #include <cctype>
 #include <csignal>
 #include <chrono>
@@ -455,11 +455,12 @@ void lockstep::run::catchSigint(bool on) {
 }
 
 int main(int argc, char **argv) {
-  // Compiled steps allocate their temporaries per call; above glibc's mmap
-  // threshold each would be fresh pages from the kernel (page faults and
-  // zeroing on every step). Keep them in the heap, and the heap's top.
-  mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  // A step's freed temporaries stay with the process for the next step
+  // (HostMemory.h), instead of fresh pages from the kernel at every step.
+  std::string memoryWhy;
+  if (!lockstep::rt::keepFreedHostMemory(memoryWhy))
+    std::fprintf(stderr, "warning: %s: every step's temporaries are fresh pages\n",
+                 memoryWhy.c_str());
   if (argc < 2) {
     printHelp(stderr);
     return 2;

@@ -1,0 +1,32 @@
+//===- HostMemory.h - Keeping a step's freed host memory --------*- C++ -*-===//
+//
+// A compiled CPU step allocates its temporaries at every call and frees
+// them at its end; a prefill step of 512 tokens allocates more than a GiB.
+// glibc serves large requests with fresh mappings and returns them at free,
+// and gives the heap's free top back to the kernel, so every step paid page
+// faults and the kernel's zeroing of every page again: 58% of `perf
+// record`'s samples over a `bench` of 16 prompts of 32 tokens on a
+// 1.24e8-parameter GPT-2 were the kernel's clear_page_erms. (The tools had
+// asked for a 64 MiB mmap threshold, which mallopt refuses, and trimmed the
+// heap beyond 256 MiB free, which a prefill step frees.)
+// keepFreedHostMemory() makes the process keep what it frees for the next
+// step: the main heap serves every size (M_MMAP_MAX 0; other threads' arenas
+// still map what their heaps cannot hold), and its top is returned only
+// beyond 2 GiB free. Memory in use at the peak of a step stays with the
+// process, as a caching allocator's does.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOCKSTEP_RUNTIME_HOSTMEMORY_H
+#define LOCKSTEP_RUNTIME_HOSTMEMORY_H
+
+#include <string>
+
+namespace lockstep::rt {
+
+/// Applies the policy above to the whole process (glibc's mallopt); false,
+/// with `why`, if glibc refused a setting. Call it once, early in main().
+bool keepFreedHostMemory(std::string &why);
+
+} // namespace lockstep::rt
+
+#endif
