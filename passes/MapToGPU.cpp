@@ -59,31 +59,12 @@ bool onStack(Value memref) {
 /// Whether `op` (or an op inside it) reads or writes memory that is not a
 /// host stack buffer.
 bool touchesData(Operation *op) {
-  bool touches = false;
-  op->walk([&](Operation *inner) {
-    if (touches)
-      return WalkResult::interrupt();
-    if (isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(inner))
-      return WalkResult::advance();
-    auto effects = dyn_cast<MemoryEffectOpInterface>(inner);
-    if (!effects) {
-      if (!inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
-          !isMemoryEffectFree(inner))
-        touches = true; // unknown effects
-      return WalkResult::advance();
-    }
-    SmallVector<MemoryEffects::EffectInstance> list;
-    effects.getEffects(list);
-    for (auto &e : list) {
-      if (!isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect()))
-        continue;
-      Value v = e.getValue();
-      if (!v || !isa<MemRefType>(v.getType()) || !onStack(v))
-        touches = true;
-    }
-    return WalkResult::advance();
+  SmallVector<std::pair<Operation *, Value>> accesses;
+  if (!lockstep::memoryAccesses(op, accesses))
+    return true; // unknown effects
+  return llvm::any_of(accesses, [](const std::pair<Operation *, Value> &a) {
+    return !isa<MemRefType>(a.second.getType()) || !onStack(a.second);
   });
-  return touches;
 }
 
 /// Whether `op` runs on the host: it is at the top level of `func` or only

@@ -18,7 +18,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace lockstep {
 #define GEN_PASS_DEF_PROMOTEACCUMULATORS
@@ -43,34 +42,6 @@ Root kindOf(Value root) {
   if (d && isa<memref::GetGlobalOp>(d))
     return Root::Global;
   return Root::Other;
-}
-
-/// The memrefs that `op` (and every op nested in it) reads or writes, or
-/// false when some op's effects are unknown.
-bool accessedMemrefs(Operation *op, SmallVectorImpl<std::pair<Operation *, Value>> &out) {
-  bool known = true;
-  op->walk([&](Operation *inner) {
-    auto effects = dyn_cast<MemoryEffectOpInterface>(inner);
-    if (!effects) {
-      if (!inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() && !isMemoryEffectFree(inner))
-        known = false;
-      return known ? WalkResult::advance() : WalkResult::interrupt();
-    }
-    SmallVector<MemoryEffects::EffectInstance> list;
-    effects.getEffects(list);
-    for (auto &e : list) {
-      if (!isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect()))
-        continue;
-      Value v = e.getValue();
-      if (!v || !isa<BaseMemRefType>(v.getType())) {
-        known = false; // an effect on memory it does not name
-        return WalkResult::interrupt();
-      }
-      out.push_back({inner, v});
-    }
-    return WalkResult::advance();
-  });
-  return known;
 }
 
 /// Whether `a` and `b`, the roots of two buffers, may be the same buffer.
@@ -100,7 +71,7 @@ struct Accumulator {
 /// (nested ones included) may touch its buffer.
 std::optional<Accumulator> findAccumulator(scf::ForOp loop) {
   SmallVector<std::pair<Operation *, Value>> accesses;
-  if (!accessedMemrefs(loop, accesses))
+  if (!lockstep::memoryAccesses(loop, accesses))
     return std::nullopt;
   Block *body = loop.getBody();
   for (memref::StoreOp store : body->getOps<memref::StoreOp>()) {

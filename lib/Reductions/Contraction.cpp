@@ -52,6 +52,29 @@ Value lockstep::rootOf(Value v) {
   return v;
 }
 
+bool lockstep::memoryAccesses(Operation *op,
+                              SmallVectorImpl<std::pair<Operation *, Value>> &out) {
+  WalkResult r = op->walk([&](Operation *inner) {
+    auto effects = dyn_cast<MemoryEffectOpInterface>(inner);
+    if (!effects)
+      return inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>() || isMemoryEffectFree(inner)
+                 ? WalkResult::advance()
+                 : WalkResult::interrupt();
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    for (auto &e : list) {
+      if (!isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect()))
+        continue;
+      Value v = e.getValue();
+      if (!v || !isa<BaseMemRefType>(v.getType()))
+        return WalkResult::interrupt();
+      out.push_back({inner, v});
+    }
+    return WalkResult::advance();
+  });
+  return !r.wasInterrupted();
+}
+
 linalg::FillOp lockstep::forwardableFill(linalg::GenericOp op, unsigned init) {
   if (!op.hasPureBufferSemantics() || init >= op.getNumDpsInits())
     return nullptr;

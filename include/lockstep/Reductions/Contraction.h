@@ -51,6 +51,12 @@ std::optional<Contraction> matchContraction(mlir::linalg::GenericOp op);
 /// The buffer a memref value is a view of (through views and casts).
 mlir::Value rootOf(mlir::Value v);
 
+/// Every read or write of a memref by `op` or an op nested in it, as (the
+/// op, the memref it names). False when an op's memory effects are unknown
+/// or an effect names no memref value.
+bool memoryAccesses(mlir::Operation *op,
+                    llvm::SmallVectorImpl<std::pair<mlir::Operation *, mlir::Value>> &out);
+
 /// The `linalg.fill` that sets init operand `init` of bufferized reduction
 /// `op` just before it, when skipping it and starting every output's fold
 /// from the fill's value gives the same results: the fill writes exactly
