@@ -4,9 +4,10 @@
 // them at its end; a prefill step of 512 tokens allocates more than a GiB.
 // glibc serves large requests with fresh mappings and returns them at free,
 // and gives the heap's free top back to the kernel, so every step paid page
-// faults and the kernel's zeroing of every page again: 58% of `perf
-// record`'s samples over a `bench` of 16 prompts of 32 tokens on a
-// 1.24e8-parameter GPT-2 were the kernel's clear_page_erms. (The tools had
+// faults and the kernel's zeroing of every page again (a prefill step of
+// 4 prompts of 128 tokens on a 1.24e8-parameter GPT-2 took 4.1-6.2 s, and
+// 1.5-1.6 s with this policy; `perf` over the whole process had 58% of its
+// samples in the kernel's clear_page_erms). (The tools had
 // asked for a 64 MiB mmap threshold, which mallopt refuses, and trimmed the
 // heap beyond 256 MiB free, which a prefill step frees.)
 // keepFreedHostMemory() makes the process keep what it frees for the next
