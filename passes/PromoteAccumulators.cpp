@@ -18,6 +18,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 namespace lockstep {
 #define GEN_PASS_DEF_PROMOTEACCUMULATORS
@@ -31,9 +32,10 @@ namespace {
 
 /// The kinds of buffer a memref can be a view of, for aliasing: a fresh
 /// allocation (it aliases only views of itself), a global of the module
-/// (only views of the same global), or anything else (a function argument,
-/// which may be any buffer that is not one of the first two kinds).
-enum class Root { Allocation, Global, Other };
+/// (only views of the same global), an argument of the function (any buffer
+/// that is not one of the first two kinds), or a value made some other way
+/// (a branch's or a loop's result, say), which may be any buffer.
+enum class Root { Allocation, Global, Argument, Unknown };
 
 Root kindOf(Value root) {
   Operation *d = root.getDefiningOp();
@@ -41,7 +43,10 @@ Root kindOf(Value root) {
     return Root::Allocation;
   if (d && isa<memref::GetGlobalOp>(d))
     return Root::Global;
-  return Root::Other;
+  if (auto arg = dyn_cast<BlockArgument>(root);
+      arg && isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
+    return Root::Argument;
+  return Root::Unknown;
 }
 
 /// Whether `a` and `b`, the roots of two buffers, may be the same buffer.
@@ -49,14 +54,14 @@ bool mayAlias(Value a, Value b) {
   if (a == b)
     return true;
   Root ka = kindOf(a), kb = kindOf(b);
-  if (ka == Root::Allocation || kb == Root::Allocation)
-    return false; // distinct allocations, or an allocation and another kind
+  if (ka == Root::Unknown || kb == Root::Unknown)
+    return true;
+  if (ka == Root::Argument && kb == Root::Argument)
+    return true; // the caller's buffers may be one
   if (ka == Root::Global && kb == Root::Global)
     return a.getDefiningOp<memref::GetGlobalOp>().getName() ==
            b.getDefiningOp<memref::GetGlobalOp>().getName();
-  if (ka == Root::Global || kb == Root::Global)
-    return false; // the module's own global is no caller's buffer
-  return true;    // arguments may be any buffer not allocated here
+  return false; // distinct allocations, or two different kinds
 }
 
 /// A load and a store of one element of `memref` at the same indices, both

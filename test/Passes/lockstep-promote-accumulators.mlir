@@ -104,3 +104,29 @@ func.func @kept(%in: memref<?x8xf32>, %out: memref<?xf32>, %n: index) {
   }
   return
 }
+
+// -----
+
+// Kept: the output is an allocation but the loop reads a buffer chosen by
+// a branch, which may be that allocation.
+// CHECK-LABEL: func.func @chosen
+// CHECK-NOT: iter_args
+// CHECK: return
+func.func @chosen(%in: memref<8xf32>, %c: i1) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %out = memref.alloc() : memref<8xf32>
+  %src = scf.if %c -> (memref<8xf32>) {
+    scf.yield %out : memref<8xf32>
+  } else {
+    scf.yield %in : memref<8xf32>
+  }
+  scf.for %k = %c0 to %c8 step %c1 {
+    %a = memref.load %out[%c0] : memref<8xf32>
+    %x = memref.load %src[%k] : memref<8xf32>
+    %s = arith.addf %a, %x : f32
+    memref.store %s, %out[%c0] : memref<8xf32>
+  }
+  return
+}

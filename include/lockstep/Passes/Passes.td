@@ -457,8 +457,9 @@ def PromoteAccumulators : Pass<"lockstep-promote-accumulators", "mlir::func::Fun
     buffer, the element is loaded once before the loop, carried as an
     iter_arg, and stored once after it. May touch: views of the same
     buffer do, a fresh allocation (`memref.alloc`/`alloca`) is touched only
-    by its own views, a global of the module only by views of itself, and
-    function arguments may be any buffer that was not allocated here. A loop with an
+    by its own views, a global of the module only by views of itself,
+    function arguments may be any buffer that was not allocated here, and a
+    memref made any other way (a branch's result, say) may be any buffer. A loop with an
     op of unknown memory effects is left alone. Loops are visited inner
     first, so a fold over several reduction loops is carried through all of
     them.
