@@ -5,6 +5,11 @@
 #include <malloc.h>
 
 bool lockstep::rt::keepFreedHostMemory(std::string &why) {
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer's allocator replaces glibc's and takes no mallopt.
+  (void)why;
+  return true;
+#endif
   // mallopt refuses an mmap threshold above 32 MiB (half of a heap's
   // largest size on 64-bit) and returns 0; M_MMAP_MAX 0 has no such limit.
   if (!mallopt(M_MMAP_MAX, 0)) {

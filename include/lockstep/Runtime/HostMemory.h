@@ -26,6 +26,8 @@ namespace lockstep::rt {
 
 /// Applies the policy above to the whole process (glibc's mallopt); false,
 /// with `why`, if glibc refused a setting. Call it once, early in main().
+/// In a build with AddressSanitizer, whose allocator replaces glibc's, it
+/// does nothing and returns true.
 bool keepFreedHostMemory(std::string &why);
 
 } // namespace lockstep::rt
