@@ -47,7 +47,7 @@
 //===----------------------------------------------------------------------===//
 #include "lockstep/Dialect/Lockstep/LockstepDialect.h"
 #include "lockstep/Reductions/Chunking.h"
-#include "ChunkStats.h"
+#include "lockstep/Reductions/ChunkStats.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -540,8 +540,7 @@ Value writeRows(RewriterBase &rw, Location loc, Value pool, Value fresh, Value r
 
 } // namespace
 
-FailureOr<Value> lockstep::chunkPagedAttention(RewriterBase &rw, ls::PagedAttentionOp op,
-                                               int64_t C) {
+lockstep::PagedWrites lockstep::writePagedRows(RewriterBase &rw, ls::PagedAttentionOp op) {
   Location loc = op.getLoc();
   Value positions = op.getPositions(), starts = op.getSeqStarts(),
         tables = op.getBlockTables();
@@ -549,15 +548,12 @@ FailureOr<Value> lockstep::chunkPagedAttention(RewriterBase &rw, ls::PagedAttent
   // it, less one (an exact integer count).
   OpFoldResult T = tensor::getMixedSize(rw, loc, op.getQuery(), 2);
   Type i64 = rw.getI64Type();
-  auto fillI64 = [&](ArrayRef<OpFoldResult> sizes, int64_t v) {
-    return linalg::FillOp::create(
-               rw, loc, arith::ConstantOp::create(rw, loc, i64, rw.getI64IntegerAttr(v)).getResult(),
-               tensor::EmptyOp::create(rw, loc, sizes, i64).getResult())
-        .getResult(0);
-  };
+  Value init = linalg::FillOp::create(
+                   rw, loc, arith::ConstantOp::create(rw, loc, i64, rw.getI64IntegerAttr(-1)).getResult(),
+                   tensor::EmptyOp::create(rw, loc, ArrayRef<OpFoldResult>{T}, i64).getResult())
+                   .getResult(0);
   MLIRContext *ctx = op.getContext();
   auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
-  Value init = fillI64({T}, -1);
   Value req = linalg::GenericOp::create(
                   rw, loc, init.getType(), ValueRange{starts}, ValueRange{init},
                   SmallVector<AffineMap>{AffineMap::get(2, 0, {dim(1)}, ctx),
@@ -571,12 +567,29 @@ FailureOr<Value> lockstep::chunkPagedAttention(RewriterBase &rw, ls::PagedAttent
                     linalg::YieldOp::create(b, l, ValueRange{arith::AddIOp::create(b, l, a[1], one)});
                   })
                   .getResult(0);
+  Value bs = getValueOrCreateConstantIndexOp(rw, loc,
+                                             tensor::getMixedSize(rw, loc, op.getKeyPool(), 1));
+  PagedWrites w;
+  w.request = req;
+  w.keyPool = writeRows(rw, loc, op.getKeyPool(), op.getKey(), req, positions, tables, bs);
+  w.valuePool = writeRows(rw, loc, op.getValuePool(), op.getValue(), req, positions, tables, bs);
+  return w;
+}
+
+FailureOr<Value> lockstep::chunkPagedAttention(RewriterBase &rw, ls::PagedAttentionOp op,
+                                               int64_t C) {
+  Location loc = op.getLoc();
+  Value positions = op.getPositions(), tables = op.getBlockTables();
+  OpFoldResult T = tensor::getMixedSize(rw, loc, op.getQuery(), 2);
+  Type i64 = rw.getI64Type();
+  MLIRContext *ctx = op.getContext();
+  auto dim = [&](unsigned d) { return getAffineDimExpr(d, ctx); };
+  // The new rows go into the pools first; then every key is a pool row.
+  PagedWrites writes = writePagedRows(rw, op);
+  Value req = writes.request, kPool = writes.keyPool, vPool = writes.valuePool;
   OpFoldResult bs = tensor::getMixedSize(rw, loc, op.getKeyPool(), 1),
                mb = tensor::getMixedSize(rw, loc, tables, 1);
   Value bsv = getValueOrCreateConstantIndexOp(rw, loc, bs);
-  // The new rows go into the pools first; then every key is a pool row.
-  Value kPool = writeRows(rw, loc, op.getKeyPool(), op.getKey(), req, positions, tables, bsv);
-  Value vPool = writeRows(rw, loc, op.getValuePool(), op.getValue(), req, positions, tables, bsv);
   auto flat = [&](Value pool) {
     auto pt = cast<RankedTensorType>(pool.getType());
     int64_t n = ShapedType::isDynamic(pt.getDimSize(0)) || ShapedType::isDynamic(pt.getDimSize(1))

@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lockstep/Reductions/Chunking.h"
-#include "ChunkStats.h"
+#include "lockstep/Reductions/ChunkStats.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"

@@ -100,6 +100,16 @@ mlir::FailureOr<mlir::Value> chunkPagedAttention(mlir::RewriterBase &rw,
                                                  lockstep::ls::PagedAttentionOp op,
                                                  int64_t width);
 
+/// The first half of lockstep.paged_attention, shared by its expansion and
+/// its GPU kernel: each token's request ([T] i64: the number of requests
+/// starting at or before it, less one) and the pools with the step's new rows
+/// written at their tokens' slots (an scf.for of insert_slice marked
+/// lockstep.disjoint_iterations, which bufferizes into the pool arguments).
+struct PagedWrites {
+  mlir::Value request, keyPool, valuePool;
+};
+PagedWrites writePagedRows(mlir::RewriterBase &rw, lockstep::ls::PagedAttentionOp op);
+
 /// The length of the reduction dim `dim` of `op` (a static size or an index
 /// value computed from the dim of an operand), built at the rewriter's point.
 mlir::OpFoldResult reductionLength(mlir::RewriterBase &rw,

@@ -2,11 +2,12 @@
 //
 // The pieces of the contract's chunk-local statistics that softmax and
 // attention share: exp(x - m) with the -inf convention, and the left-to-right
-// merge weights. Internal to lib/Reductions.
+// merge weights. Also used by the GPU kernel of lockstep.paged_attention
+// (lib/GPU/PagedAttentionKernel.cpp), which must build the same ops.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LOCKSTEP_LIB_REDUCTIONS_CHUNKSTATS_H
-#define LOCKSTEP_LIB_REDUCTIONS_CHUNKSTATS_H
+#ifndef LOCKSTEP_REDUCTIONS_CHUNKSTATS_H
+#define LOCKSTEP_REDUCTIONS_CHUNKSTATS_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
