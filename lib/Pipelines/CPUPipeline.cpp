@@ -23,13 +23,18 @@ void lockstep::registerPipelinePasses() {
   (void)registered;
 }
 
-std::string lockstep::linalgPassText(const CodegenOptions &options) {
-  std::string s = "convert-onnx-to-linalg, lockstep-canonical-reductions{policy=" +
-                  options.reductionPolicy + "}";
+std::string lockstep::linalgPassText(const CodegenOptions &options, bool cuda) {
+  llvm::StringRef policy = options.reductionPolicy;
+  std::string s = "convert-onnx-to-linalg, ";
+  // On a GPU the ragged step's attention is one kernel, op for op the
+  // expansion, unless the policy makes its chunks depend on the batch (the
+  // control then needs the expansion) or plants a violation in it.
+  if (cuda && policy != "adaptive-kv" && !policy.starts_with("plant-"))
+    s += "lockstep-gpu-paged-attention, ";
+  s += "lockstep-canonical-reductions{policy=" + options.reductionPolicy + "}";
   // The verifier runs on the contract and on the planted violations, which
   // it must refuse; the adaptive controls compile without it.
-  if (options.reductionPolicy == "canonical" ||
-      llvm::StringRef(options.reductionPolicy).starts_with("plant-"))
+  if (policy == "canonical" || policy.starts_with("plant-"))
     s += ", lockstep-verify-invariance";
   return s;
 }

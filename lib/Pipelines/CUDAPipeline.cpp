@@ -51,7 +51,7 @@ bool lockstep::targetsCuda(const CodegenOptions &options) {
 mlir::LogicalResult lockstep::buildCUDACodegenPipeline(mlir::OpPassManager &pm,
                                                        const CodegenOptions &options) {
   registerPipelinePasses();
-  std::string linalg = linalgPassText(options);
+  std::string linalg = linalgPassText(options, /*cuda=*/true);
   // Upstream passes are named by their pipeline text, which is stable across
   // MLIR versions where their C++ constructors are not. The kernels' own
   // lowering follows ../shared/GPU.md: no fast-math anywhere, exact math

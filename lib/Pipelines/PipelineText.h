@@ -17,8 +17,9 @@ namespace lockstep {
 void registerPipelinePasses();
 
 /// The function passes from onnx to linalg in the canonical form (verified
-/// unless the policy is the adaptive control).
-std::string linalgPassText(const CodegenOptions &options);
+/// unless the policy is the adaptive control); for `cuda`, with the ragged
+/// step's attention made GPU kernels first (lockstep-gpu-paged-attention).
+std::string linalgPassText(const CodegenOptions &options, bool cuda = false);
 
 } // namespace lockstep
 

@@ -731,6 +731,47 @@ def CpuGatherKernels : Pass<"lockstep-cpu-gather-kernels", "mlir::func::FuncOp">
                            "::mlir::vector::VectorDialect"];
 }
 
+def GPUPagedAttention : Pass<"lockstep-gpu-paged-attention", "mlir::func::FuncOp"> {
+  let summary = "Make each lockstep.paged_attention one GPU kernel, op for op its expansion";
+  let description = [{
+    Runs for `--target=cuda` before lockstep-canonical-reductions, on tensors.
+    Each `lockstep.paged_attention` becomes the pool writes of its expansion
+    (each token's request, then its new key and value rows written at its
+    slot) and one `gpu.launch` reading buffers of those tensors
+    (`bufferization.to_buffer read_only`) and writing a new buffer that
+    becomes the result (`bufferization.to_tensor restrict writable`). A warp
+    owns one (token, query head); see
+    lockstep/GPU/PagedAttentionKernel.h for how each value is the same ops
+    on the same operands, in the same order, as in the expansion of
+    lockstep-canonical-reductions with key chunks of `chunk`, and why the
+    chunks it skips (all keys masked) change no bit.
+
+    An op the kernel cannot serve is left to that expansion: not f32, a
+    head size over `max-chunk` (the dot is then chunked), more than 1024
+    threads a block, keys of one static chunk, or a planted violation. The
+    pipeline leaves this pass out under the policies that make attention's
+    chunks depend on the batch (adaptive-kv) and the planted ones.
+
+    `chunk` and `max-chunk` must be lockstep-canonical-reductions'
+    `dynamic-chunk` and `max-chunk`.
+  }];
+  let options = [
+    Option<"chunk", "chunk", "int64_t", /*default=*/"64",
+           "Key chunk width (canonical-reductions' dynamic-chunk)">,
+    Option<"maxChunk", "max-chunk", "int64_t", /*default=*/"256",
+           "Longest static reduction folded whole (canonical-reductions' max-chunk)">,
+  ];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "paged attentions made one GPU kernel">,
+    Statistic<"numLeft", "left", "paged attentions left to the expansion">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+                           "::mlir::math::MathDialect", "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
+}
+
 def MapToGPU : Pass<"lockstep-map-to-gpu", "mlir::func::FuncOp"> {
   let summary = "Put every part of a bufferized step that touches data in a gpu.launch";
   let description = [{

@@ -1,0 +1,337 @@
+//===- PagedAttentionKernel.cpp - lockstep.paged_attention on a GPU -------===//
+//
+// See lockstep/GPU/PagedAttentionKernel.h. The expansion it matches op for
+// op is lib/Reductions/ChunkAttention.cpp; the comments name its pieces.
+//
+//===----------------------------------------------------------------------===//
+#include "lockstep/GPU/PagedAttentionKernel.h"
+#include "lockstep/Reductions/ChunkStats.h"
+#include "lockstep/Reductions/Chunking.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace lockstep;
+
+namespace {
+
+constexpr int64_t kWarp = 32;
+/// Warps a block: each owns one (token, query head); neighbouring heads
+/// share their key head, so a block's key reads mostly hit the same lines.
+constexpr int64_t kWarpsPerBlock = 4;
+/// Key chunks and value columns a lane handles at most.
+constexpr int64_t kMaxSlots = 8;
+
+Value idx(OpBuilder &b, Location l, int64_t v) { return arith::ConstantIndexOp::create(b, l, v); }
+
+Value toIndex(OpBuilder &b, Location l, Value v) {
+  return arith::IndexCastOp::create(b, l, b.getIndexType(), v);
+}
+
+Value toI32(OpBuilder &b, Location l, Value v) {
+  return arith::IndexCastOp::create(b, l, b.getI32Type(), v);
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool isF32(Value v) {
+  return v && cast<ShapedType>(v.getType()).getElementType().isF32();
+}
+
+class Kernel {
+public:
+  Kernel(RewriterBase &rw, ls::PagedAttentionOp op, int64_t width)
+      : rw(rw), op(op), loc(op.getLoc()), C(width),
+        S{rw, op.getLoc(), rw.getF32Type(), op.getContext()} {
+    auto qt = op.getQuery().getType();
+    H = qt.getDimSize(1);
+    D = qt.getDimSize(3);
+    Hk = op.getKey().getType().getDimSize(1);
+    G = H / Hk;
+    Dv = op.getValue().getType().getDimSize(3);
+    slots = ceilDiv(C, kWarp);
+    columns = ceilDiv(Dv, kWarp);
+  }
+
+  Value build() {
+    PagedWrites w = writePagedRows(rw, op);
+    Value T = tensor::DimOp::create(rw, loc, op.getQuery(), 2);
+    Value bs = tensor::DimOp::create(rw, loc, op.getKeyPool(), 1);
+    Value mb = tensor::DimOp::create(rw, loc, op.getBlockTables(), 1);
+    Value L = arith::MulIOp::create(rw, loc, mb, bs);
+    Value chunks = arith::CeilDivUIOp::create(rw, loc, L, idx(rw, loc, C));
+    in.q = read(op.getQuery());
+    in.keys = read(w.keyPool);
+    in.values = read(w.valuePool);
+    in.positions = read(op.getPositions());
+    in.request = read(w.request);
+    in.tables = read(op.getBlockTables());
+    if (op.getScale())
+      in.scale = read(op.getScale());
+    if (op.getKeyScale())
+      in.keyScale = read(op.getKeyScale());
+    auto rt = cast<RankedTensorType>(op.getResult().getType());
+    auto outType = MemRefType::get(rt.getShape(), rt.getElementType());
+    SmallVector<Value> dyn;
+    for (unsigned d = 0; d < rt.getRank(); ++d)
+      if (rt.isDynamicDim(d))
+        dyn.push_back(tensor::DimOp::create(rw, loc, op.getQuery(), d));
+    Value out = memref::AllocOp::create(rw, loc, outType, dyn);
+    Value pairs = arith::MulIOp::create(rw, loc, T, idx(rw, loc, H));
+    Value any = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt, pairs, idx(rw, loc, 0));
+    scf::IfOp::create(rw, loc, any, [&](OpBuilder &b, Location l) {
+      Value one = idx(b, l, 1);
+      Value blocks = arith::CeilDivUIOp::create(b, l, pairs, idx(b, l, kWarpsPerBlock));
+      auto launch = gpu::LaunchOp::create(b, l, blocks, one, one,
+                                          idx(b, l, kWarp * kWarpsPerBlock), one, one);
+      OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
+      Value tid = launch.getThreadIds().x;
+      Value pair = arith::AddIOp::create(
+          kb, l, arith::MulIOp::create(kb, l, launch.getBlockIds().x, idx(kb, l, kWarpsPerBlock)),
+          arith::DivUIOp::create(kb, l, tid, idx(kb, l, kWarp)));
+      lane = arith::RemUIOp::create(kb, l, tid, idx(kb, l, kWarp));
+      // Whole warps only: every lane of a warp runs the same loops, which
+      // the shuffles need.
+      Value mine = arith::CmpIOp::create(kb, l, arith::CmpIPredicate::ult, pair, pairs);
+      scf::IfOp::create(kb, l, mine, [&](OpBuilder &wb, Location wl) {
+        body(wb, pair, out, bs, L, chunks);
+        scf::YieldOp::create(wb, wl);
+      });
+      gpu::TerminatorOp::create(kb, l);
+      scf::YieldOp::create(b, l);
+    });
+    return bufferization::ToTensorOp::create(rw, loc, rt, out, /*restrict=*/true,
+                                             /*writable=*/true);
+  }
+
+private:
+  RewriterBase &rw;
+  ls::PagedAttentionOp op;
+  Location loc;
+  int64_t C, H = 0, D = 0, Hk = 0, G = 1, Dv = 0, slots = 1, columns = 1;
+  StatsBuilder S;
+  Value lane;
+  struct {
+    Value q, keys, values, positions, request, tables, scale, keyScale;
+  } in;
+
+  /// A buffer of `t` that the kernel reads (any layout).
+  Value read(Value t) {
+    auto tt = cast<TensorType>(t.getType());
+    return bufferization::ToBufferOp::create(
+        rw, loc, bufferization::getMemRefTypeWithFullyDynamicLayout(tt), t, /*read_only=*/true);
+  }
+
+  Value load(OpBuilder &b, Location l, Value m, ValueRange at) {
+    return memref::LoadOp::create(b, l, m, at);
+  }
+
+  /// The single element of a scale operand (read at all zeros).
+  Value scalar(OpBuilder &b, Location l, Value m) {
+    SmallVector<Value> zeros(cast<MemRefType>(m.getType()).getRank(), idx(b, l, 0));
+    return load(b, l, m, zeros);
+  }
+
+  /// `v` of lane `from` (an index below 32).
+  Value shuffle(OpBuilder &b, Location l, Value v, Value from) {
+    auto mode = gpu::ShuffleModeAttr::get(b.getContext(), gpu::ShuffleMode::IDX);
+    Value width = arith::ConstantIntOp::create(b, l, kWarp, 32);
+    return gpu::ShuffleOp::create(b, l, v, toI32(b, l, from), width, mode).getResult(0);
+  }
+
+  /// A fold over the first `n` keys of a chunk, in key order, from `init`:
+  /// key i is lane i % 32's slot i / 32. `step(acc, i'th key's slot values
+  /// shuffled from its lane)` gives the next accumulators.
+  using Step = function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange, ValueRange)>;
+  SmallVector<Value> foldKeys(OpBuilder &b, Location l, Value n, ValueRange init,
+                              ArrayRef<SmallVector<Value>> perSlot, Step step) {
+    SmallVector<Value> acc(init.begin(), init.end());
+    for (int64_t s = 0; s < slots; ++s) {
+      // Keys [32s, min(32s + 32, n)) are lanes [0, count) of slot s.
+      Value base = idx(b, l, s * kWarp);
+      Value rest = arith::SubIOp::create(b, l, arith::MaxUIOp::create(b, l, n, base), base);
+      Value count = arith::MinUIOp::create(b, l, rest, idx(b, l, kWarp));
+      auto loop = scf::ForOp::create(
+          b, l, idx(b, l, 0), count, idx(b, l, 1), acc,
+          [&](OpBuilder &fb, Location fl, Value from, ValueRange a) {
+            SmallVector<Value> got;
+            for (Value v : perSlot[s])
+              got.push_back(shuffle(fb, fl, v, from));
+            scf::YieldOp::create(fb, fl, step(fb, fl, a, got));
+          });
+      acc.assign(loop.getResults().begin(), loop.getResults().end());
+    }
+    return acc;
+  }
+
+  /// Key k's score for the token at position `pos` (the expansion's dot
+  /// and x generics), its row (block, slot) given.
+  Value score(OpBuilder &b, Location l, Value k, Value pos, Value h, Value t, Value hk,
+              Value blk, Value slot) {
+    Value zero = idx(b, l, 0);
+    Value ks = in.keyScale ? scalar(b, l, in.keyScale) : Value();
+    Value s = scf::ForOp::create(
+                  b, l, zero, idx(b, l, D), idx(b, l, 1), ValueRange{S.cst(b, l, 0.0)},
+                  [&](OpBuilder &fb, Location fl, Value d, ValueRange acc) {
+                    Value key = load(fb, fl, in.keys, {blk, slot, hk, d});
+                    if (ks)
+                      key = arith::MulFOp::create(fb, fl, key, ks);
+                    Value q = load(fb, fl, in.q, {zero, h, t, d});
+                    scf::YieldOp::create(
+                        fb, fl, math::FmaOp::create(fb, fl, q, key, acc[0]).getResult());
+                  })
+                  .getResult(0);
+    if (in.scale) {
+      Value c = scalar(b, l, in.scale);
+      s = op.getScaleDivides() ? arith::DivFOp::create(b, l, s, c).getResult()
+                               : arith::MulFOp::create(b, l, s, c).getResult();
+    }
+    if (auto cap = op.getSoftcap()) {
+      // The graph's order: a division, tanh, a product.
+      Value c = S.cst(b, l, cap->convertToDouble());
+      s = arith::DivFOp::create(b, l, s, c);
+      s = math::TanhOp::create(b, l, s);
+      s = arith::MulFOp::create(b, l, s, c);
+    }
+    Value keep = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ule, k, pos);
+    if (int64_t w = (int64_t)op.getWindow().value_or(0); w > 0) {
+      Value inside = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ugt,
+                                           arith::AddIOp::create(b, l, k, idx(b, l, w)), pos);
+      keep = arith::AndIOp::create(b, l, keep, inside);
+    }
+    return arith::SelectOp::create(b, l, keep, s, S.negInf(b, l));
+  }
+
+  void body(OpBuilder &b, Value pair, Value out, Value bs, Value L, Value chunks) {
+    Location l = loc;
+    Value t = arith::DivUIOp::create(b, l, pair, idx(b, l, H));
+    Value h = arith::RemUIOp::create(b, l, pair, idx(b, l, H));
+    Value hk = arith::DivUIOp::create(b, l, h, idx(b, l, G));
+    Value zero = idx(b, l, 0), one = idx(b, l, 1);
+    Value pos = toIndex(b, l, load(b, l, in.positions, t));
+    Value req = toIndex(b, l, load(b, l, in.request, t));
+    Value lastKey = arith::SubIOp::create(b, l, L, one);
+    // The chunks with a key that is not masked: from the one holding key
+    // pos − W + 1 (window W) to the one holding pos.
+    Value cw = idx(b, l, C);
+    Value first = zero;
+    if (int64_t w = (int64_t)op.getWindow().value_or(0); w > 0) {
+      Value after = arith::AddIOp::create(b, l, pos, one);
+      Value late = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ugt, after, idx(b, l, w));
+      Value start = arith::SubIOp::create(b, l, after, idx(b, l, w));
+      first = arith::SelectOp::create(b, l, late, arith::DivUIOp::create(b, l, start, cw), zero);
+    }
+    Value upper = arith::MinUIOp::create(
+        b, l, arith::AddIOp::create(b, l, arith::DivUIOp::create(b, l, pos, cw), one), chunks);
+    // This lane's value columns, clamped into range (the extra ones are
+    // computed and not stored).
+    SmallVector<Value> cols;
+    for (int64_t c = 0; c < columns; ++c)
+      cols.push_back(arith::MinUIOp::create(b, l, arith::AddIOp::create(b, l, lane, idx(b, l, c * kWarp)),
+                                            idx(b, l, Dv - 1)));
+    SmallVector<Value> init{S.negInf(b, l), S.cst(b, l, 0.0)};
+    for (int64_t c = 0; c < columns; ++c)
+      init.push_back(S.cst(b, l, 0.0));
+    auto loop = scf::ForOp::create(
+        b, l, first, upper, one, init, [&](OpBuilder &cb, Location cl, Value j, ValueRange acc) {
+          Value k0 = arith::MulIOp::create(cb, cl, j, cw);
+          Value n = arith::MinUIOp::create(cb, cl, cw, arith::SubIOp::create(cb, cl, L, k0));
+          // Each lane scores keys k0 + lane + 32s; a key past the chunk's
+          // end is scored at a row in range and never folded.
+          SmallVector<SmallVector<Value>> xs(slots), rows(slots);
+          for (int64_t s = 0; s < slots; ++s) {
+            Value k = arith::AddIOp::create(cb, cl, k0,
+                                            arith::AddIOp::create(cb, cl, lane, idx(cb, cl, s * kWarp)));
+            Value kk = arith::MinUIOp::create(cb, cl, arith::MinUIOp::create(cb, cl, k, lastKey), pos);
+            Value blk = toIndex(cb, cl, load(cb, cl, in.tables,
+                                             {req, arith::DivUIOp::create(cb, cl, kk, bs).getResult()}));
+            Value slot = arith::RemUIOp::create(cb, cl, kk, bs);
+            xs[s].push_back(score(cb, cl, k, pos, h, t, hk, blk, slot));
+            rows[s] = {toI32(cb, cl, blk), toI32(cb, cl, slot)};
+          }
+          // m_j, then exp(x − m_j) once a key, then s_j.
+          Value mj = foldKeys(cb, cl, n, {S.negInf(cb, cl)}, xs,
+                              [&](OpBuilder &fb, Location fl, ValueRange a, ValueRange x) {
+                                return SmallVector<Value>{
+                                    arith::MaximumFOp::create(fb, fl, a[0], x[0]).getResult()};
+                              })[0];
+          SmallVector<SmallVector<Value>> ps(slots), pr(slots);
+          for (int64_t s = 0; s < slots; ++s) {
+            ps[s] = {S.shiftedExp(cb, cl, xs[s][0], mj)};
+            pr[s] = {ps[s][0], rows[s][0], rows[s][1]};
+          }
+          Value sj = foldKeys(cb, cl, n, {S.cst(cb, cl, 0.0)}, ps,
+                              [&](OpBuilder &fb, Location fl, ValueRange a, ValueRange p) {
+                                return SmallVector<Value>{
+                                    arith::AddFOp::create(fb, fl, a[0], p[0]).getResult()};
+                              })[0];
+          SmallVector<Value> zeros(columns, S.cst(cb, cl, 0.0));
+          SmallVector<Value> oj = foldKeys(
+              cb, cl, n, zeros, pr, [&](OpBuilder &fb, Location fl, ValueRange a, ValueRange p) {
+                Value blk = toIndex(fb, fl, p[1]), slot = toIndex(fb, fl, p[2]);
+                SmallVector<Value> next;
+                for (int64_t c = 0; c < columns; ++c) {
+                  Value v = load(fb, fl, in.values, {blk, slot, hk, cols[c]});
+                  next.push_back(math::FmaOp::create(fb, fl, p[0], v, a[c]));
+                }
+                return next;
+              });
+          StatsBuilder::RowMerge r = S.mergeRow(cb, cl, acc[0], acc[1], mj, sj);
+          SmallVector<Value> yield{r.max, r.l};
+          for (int64_t c = 0; c < columns; ++c)
+            yield.push_back(S.mergeColumn(cb, cl, acc[2 + c], r.alpha, oj[c], r.beta, mj));
+          scf::YieldOp::create(cb, cl, yield);
+        });
+    Value lsum = loop.getResult(1);
+    for (int64_t c = 0; c < columns; ++c) {
+      Value e = arith::AddIOp::create(b, l, lane, idx(b, l, c * kWarp));
+      Value inRange = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, e, idx(b, l, Dv));
+      scf::IfOp::create(b, l, inRange, [&](OpBuilder &ib, Location il) {
+        Value y = arith::DivFOp::create(ib, il, loop.getResult(2 + c), lsum);
+        if (op.getZeroEmptyRows()) {
+          Value z = S.cst(ib, il, 0.0);
+          Value empty = arith::CmpFOp::create(ib, il, arith::CmpFPredicate::OEQ, lsum, z);
+          y = arith::SelectOp::create(ib, il, empty, z, y);
+        }
+        memref::StoreOp::create(ib, il, y, out, ValueRange{zero, h, t, e});
+        scf::YieldOp::create(ib, il);
+      });
+    }
+  }
+};
+
+} // namespace
+
+std::string lockstep::pagedAttentionKernelRefusal(ls::PagedAttentionOp op, int64_t width,
+                                                  int64_t maxChunk) {
+  auto qt = op.getQuery().getType();
+  auto rt = cast<RankedTensorType>(op.getResult().getType());
+  if (op->hasAttr(kPlantAttr))
+    return "a planted violation is built by the expansion";
+  if (!isF32(op.getQuery()) || !isF32(op.getKeyPool()) || !isF32(op.getValuePool()) ||
+      !rt.getElementType().isF32() || (op.getScale() && !isF32(op.getScale())) ||
+      (op.getKeyScale() && !isF32(op.getKeyScale())))
+    return "not f32";
+  if (qt.getRank() != 4 || qt.getDimSize(0) != 1 || rt.getRank() != 4 ||
+      qt.isDynamicDim(1) || qt.isDynamicDim(3) || op.getValue().getType().isDynamicDim(3))
+    return "the query is not [1, H, T, D] with static H and D";
+  int64_t D = qt.getDimSize(3), Dv = op.getValue().getType().getDimSize(3);
+  if (D > maxChunk)
+    return "the head size is chunked (the dot is not one fold)";
+  if (width < 1 || ceilDiv(width, kWarp) > kMaxSlots || ceilDiv(Dv, kWarp) > kMaxSlots)
+    return "more than 8 keys or value columns a lane";
+  auto pt = op.getKeyPool().getType();
+  int64_t mb = op.getBlockTables().getType().getDimSize(1), bs = pt.getDimSize(1);
+  if (!ShapedType::isDynamic(mb) && !ShapedType::isDynamic(bs) && mb * bs <= width)
+    return "the keys are one static chunk (folded whole, without a merge)";
+  return "";
+}
+
+Value lockstep::buildPagedAttentionKernel(RewriterBase &rw, ls::PagedAttentionOp op,
+                                          int64_t width) {
+  return Kernel(rw, op, width).build();
+}

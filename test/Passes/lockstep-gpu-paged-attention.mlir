@@ -1,0 +1,101 @@
+// RUN: lockstep-opt %s --split-input-file --lockstep-gpu-paged-attention | FileCheck %s
+// RUN: lockstep-opt %s --split-input-file --lockstep-gpu-paged-attention=max-chunk=4 | FileCheck %s --check-prefix=LEFT
+// RUN: lockstep-opt %s --split-input-file --lockstep-gpu-paged-attention --lockstep-canonical-reductions \
+// RUN:   --lockstep-verify-invariance --lockstep-expand-math \
+// RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
+// RUN:   --buffer-deallocation-pipeline | FileCheck %s --check-prefix=BUF
+
+// The ragged step's attention (4 query heads over 2 key heads, head size 8,
+// a window of 5 keys, a soft cap, a scale): the expansion's request count
+// and pool writes, then one launch. A warp owns a (token, head): 128 threads
+// a block, ceil(T * 4 / 4) blocks, none for an empty step. Per chunk of 64
+// keys (from the chunk of key pos - 4 to the chunk of pos) each lane scores
+// keys lane and lane + 32: the dot over d in order from +0.0 at the row of
+// min(k, L - 1, pos), scaled, capped, masked to k <= pos and k + 5 > pos.
+// Then the chunk's max, exp(x - m_j) and its sum, each folded over the
+// chunk's keys in order with every score shuffled from its lane, the value
+// fold, and the expansion's merge (selects that skip a chunk of -inf).
+// CHECK-LABEL: func.func @paged
+// CHECK-NOT: lockstep.paged_attention
+// CHECK: %[[REQ:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: %[[KP:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %arg3)
+// CHECK: tensor.insert_slice
+// CHECK: } {lockstep.disjoint_iterations}
+// CHECK: %[[VP:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %arg4)
+// CHECK: } {lockstep.disjoint_iterations}
+// CHECK: %[[CHUNKS:.*]] = arith.ceildivui %{{.*}}, %c64
+// CHECK-DAG: %[[Q:.*]] = bufferization.to_buffer %arg0 read_only
+// CHECK-DAG: %[[K:.*]] = bufferization.to_buffer %[[KP]] read_only
+// CHECK-DAG: %[[V:.*]] = bufferization.to_buffer %[[VP]] read_only
+// CHECK-DAG: %[[R:.*]] = bufferization.to_buffer %[[REQ]] read_only
+// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<1x4x?x8xf32>
+// CHECK: scf.if
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}}) threads({{.*}}) in (%{{.*}} = %c128,
+// CHECK: scf.if
+// CHECK: arith.divui %{{.*}}, %c64
+// CHECK: arith.minui %{{.*}}, %[[CHUNKS]]
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %cst{{.*}}, %{{.*}} = %cst{{.*}}, %{{.*}} = %cst{{.*}}) -> (f32, f32, f32)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c8
+// CHECK: memref.load %[[K]]
+// CHECK: math.fma
+// CHECK: arith.mulf
+// CHECK: arith.divf
+// CHECK: math.tanh
+// CHECK: arith.cmpi ule
+// CHECK: arith.cmpi ugt
+// CHECK: arith.select %{{.*}}, %{{.*}}, %cst
+// CHECK: gpu.shuffle  idx
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: gpu.shuffle  idx
+// CHECK: arith.addf
+// CHECK: gpu.shuffle  idx
+// CHECK: memref.load %[[V]]
+// CHECK: math.fma
+// CHECK: arith.maximumf
+// CHECK: arith.select
+// CHECK: arith.divf
+// CHECK: memref.store %{{.*}}, %[[OUT]]
+// CHECK: gpu.terminator
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable
+//
+// The bufferized step: the kernel reads the pool arguments the writes
+// went into, and buffer deallocation accepts it (no barrier in it).
+// BUF-LABEL: func.func @paged
+// BUF: gpu.launch
+// BUF: gpu.shuffle
+// BUF: memref.dealloc
+func.func @paged(%q: tensor<1x4x?x8xf32>, %k: tensor<1x2x?x8xf32>,
+                 %v: tensor<1x2x?x8xf32>, %kp: tensor<?x?x2x8xf32>,
+                 %vp: tensor<?x?x2x8xf32>, %pos: tensor<?xi64>,
+                 %starts: tensor<?xi64>, %tables: tensor<?x?xi32>, %sc: tensor<f32>)
+    -> tensor<1x4x?x8xf32> {
+  %o = lockstep.paged_attention %q, %k, %v, %kp, %vp, %pos, %starts, %tables scale %sc
+      {window = 5 : i64, softcap = 30.0 : f64}
+      : (tensor<1x4x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<?x?x2x8xf32>,
+         tensor<?x?x2x8xf32>, tensor<?xi64>, tensor<?xi64>, tensor<?x?xi32>, tensor<f32>)
+      -> tensor<1x4x?x8xf32>
+  return %o : tensor<1x4x?x8xf32>
+}
+
+// -----
+
+// Keys that are one static chunk (2 blocks of 16 positions) are folded
+// whole by the expansion, without a merge: left to it. So is a head size
+// over max-chunk (LEFT).
+// CHECK-LABEL: func.func @one_chunk
+// CHECK: lockstep.paged_attention
+// LEFT-LABEL: func.func @paged
+// LEFT: lockstep.paged_attention
+// LEFT-LABEL: func.func @one_chunk
+// LEFT: lockstep.paged_attention
+func.func @one_chunk(%q: tensor<1x4x?x8xf32>, %k: tensor<1x2x?x8xf32>,
+                     %v: tensor<1x2x?x8xf32>, %kp: tensor<?x16x2x8xf32>,
+                     %vp: tensor<?x16x2x8xf32>, %pos: tensor<?xi64>,
+                     %starts: tensor<?xi64>, %tables: tensor<?x2xi32>)
+    -> tensor<1x4x?x8xf32> {
+  %o = lockstep.paged_attention %q, %k, %v, %kp, %vp, %pos, %starts, %tables
+      : (tensor<1x4x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<?x16x2x8xf32>,
+         tensor<?x16x2x8xf32>, tensor<?xi64>, tensor<?xi64>, tensor<?x2xi32>) -> tensor<1x4x?x8xf32>
+  return %o : tensor<1x4x?x8xf32>
+}
