@@ -4,19 +4,18 @@
 # layer, op for op the expansion, instead of about 25).
 #   commands.sh bits    scripts/test-gpu on all 66 models, both forms;
 #   commands.sh speed   each kernel's device time in a decode step
-#                       (LOCKSTEP_CUDA_PROFILE=events) before (run 6's
-#                       artifact) and after, then bench/gpu/run.py
-#                       copy,serve,adaptive,hf.
+#                       (LOCKSTEP_CUDA_PROFILE=events; the one before
+#                       is run 6's, docs/gpu-runs/2026-12-03-speed/run6/),
+#                       then bench/gpu/run.py copy,serve,adaptive,hf.
 cd "$(dirname "$0")/../../.."
 export LOCKSTEP_PYTHON=python3
-b=/tmp/lsb9/bench old=/tmp/lsb6/bench
-mkdir -p /tmp/lsb9 /tmp/lsb6
+b=/tmp/lsb9/bench
+mkdir -p /tmp/lsb9
 [ -d "$b" ] || tar xJf gpu-bundle/run9/bench.tar.xz -C /tmp/lsb9
 run="$b/lockstep-run"
 nvidia-smi --query-gpu=name,driver_version --format=csv > "$OUT/gpu.txt" 2>&1
 case "$1" in
 speed)
-  [ -d "$old" ] || tar xJf gpu-bundle/run6/bench.tar.xz -C /tmp/lsb6
   python3 -c "
 import json, sys; sys.path.insert(0, 'bench/gpu')
 import run
@@ -27,7 +26,6 @@ run.ensure_model(json.load(open('$b/manifest.json')))" > "$OUT/model.log" 2>&1
       "$run" bench "$lsa" --device cuda --only batched "$@" > "$OUT/$name.log" 2>&1
     echo "$name rc=$?" >> "$OUT/$name.log"
   }
-  prof events-decode1-before "$old/llama1b.lsa" --requests 1 --prompt-len 128 --max-new-tokens 17
   prof events-decode1 "$b/llama1b.lsa" --requests 1 --prompt-len 128 --max-new-tokens 17
   prof events-decode64 "$b/llama1b.lsa" --requests 64 --prompt-len 128 --max-new-tokens 9
   prof events-prefill "$b/llama1b.lsa" --requests 2 --prompt-len 512 --max-new-tokens 1 --token-budget 512
