@@ -25,6 +25,8 @@ constexpr int64_t kWarp = 32;
 constexpr int64_t kWarpsPerBlock = 4;
 /// Key chunks and value columns a lane handles at most.
 constexpr int64_t kMaxSlots = 8;
+/// Keys a fold gathers (shuffles and loads) before it folds them.
+constexpr int64_t kGroup = 8;
 
 Value idx(OpBuilder &b, Location l, int64_t v) { return arith::ConstantIndexOp::create(b, l, v); }
 
@@ -144,47 +146,92 @@ private:
   }
 
   /// A fold over the first `n` keys of a chunk, in key order, from `init`:
-  /// key i is lane i % 32's slot i / 32. `step(acc, i'th key's slot values
-  /// shuffled from its lane)` gives the next accumulators.
+  /// key i is lane i % 32's slot i / 32. The keys go in groups of
+  /// kGroup: `gather(key's slot values shuffled from its lane)` for the
+  /// whole group first (its loads in flight together), then `step(acc,
+  /// gathered)` for each key in order; a key past `n` leaves the
+  /// accumulators as they are (a select).
+  using Gather = function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>;
   using Step = function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange, ValueRange)>;
   SmallVector<Value> foldKeys(OpBuilder &b, Location l, Value n, ValueRange init,
-                              ArrayRef<SmallVector<Value>> perSlot, Step step) {
+                              ArrayRef<SmallVector<Value>> perSlot, Gather gather, Step step) {
     SmallVector<Value> acc(init.begin(), init.end());
     for (int64_t s = 0; s < slots; ++s) {
       // Keys [32s, min(32s + 32, n)) are lanes [0, count) of slot s.
       Value base = idx(b, l, s * kWarp);
       Value rest = arith::SubIOp::create(b, l, arith::MaxUIOp::create(b, l, n, base), base);
       Value count = arith::MinUIOp::create(b, l, rest, idx(b, l, kWarp));
+      Value groups = arith::CeilDivUIOp::create(b, l, count, idx(b, l, kGroup));
       auto loop = scf::ForOp::create(
-          b, l, idx(b, l, 0), count, idx(b, l, 1), acc,
-          [&](OpBuilder &fb, Location fl, Value from, ValueRange a) {
-            SmallVector<Value> got;
-            for (Value v : perSlot[s])
-              got.push_back(shuffle(fb, fl, v, from));
-            scf::YieldOp::create(fb, fl, step(fb, fl, a, got));
+          b, l, idx(b, l, 0), groups, idx(b, l, 1), acc,
+          [&](OpBuilder &fb, Location fl, Value g, ValueRange a) {
+            SmallVector<SmallVector<Value>> got;
+            SmallVector<Value> valid;
+            Value g0 = arith::MulIOp::create(fb, fl, g, idx(fb, fl, kGroup));
+            for (int64_t u = 0; u < kGroup; ++u) {
+              Value from = arith::AddIOp::create(fb, fl, g0, idx(fb, fl, u));
+              valid.push_back(arith::CmpIOp::create(fb, fl, arith::CmpIPredicate::ult, from, count));
+              Value src = arith::MinUIOp::create(fb, fl, from, idx(fb, fl, kWarp - 1));
+              SmallVector<Value> v;
+              for (Value x : perSlot[s])
+                v.push_back(shuffle(fb, fl, x, src));
+              got.push_back(gather(fb, fl, v));
+            }
+            SmallVector<Value> cur(a.begin(), a.end());
+            for (int64_t u = 0; u < kGroup; ++u) {
+              SmallVector<Value> next = step(fb, fl, cur, got[u]);
+              for (size_t i = 0; i < cur.size(); ++i)
+                cur[i] = arith::SelectOp::create(fb, fl, valid[u], next[i], cur[i]);
+            }
+            scf::YieldOp::create(fb, fl, cur);
           });
       acc.assign(loop.getResults().begin(), loop.getResults().end());
     }
     return acc;
   }
 
-  /// Key k's score for the token at position `pos` (the expansion's dot
-  /// and x generics), its row (block, slot) given.
-  Value score(OpBuilder &b, Location l, Value k, Value pos, Value h, Value t, Value hk,
-              Value blk, Value slot) {
+  /// The dots of this lane's keys (one a slot) with the query, each over d
+  /// in order from +0.0 (the expansion's dot generic), at rows (block,
+  /// slot). The loads of kGroup values of d of every key are issued before
+  /// their fmas.
+  SmallVector<Value> dots(OpBuilder &b, Location l, Value h, Value t, Value hk,
+                          ArrayRef<std::pair<Value, Value>> at) {
     Value zero = idx(b, l, 0);
     Value ks = in.keyScale ? scalar(b, l, in.keyScale) : Value();
-    Value s = scf::ForOp::create(
-                  b, l, zero, idx(b, l, D), idx(b, l, 1), ValueRange{S.cst(b, l, 0.0)},
-                  [&](OpBuilder &fb, Location fl, Value d, ValueRange acc) {
-                    Value key = load(fb, fl, in.keys, {blk, slot, hk, d});
-                    if (ks)
-                      key = arith::MulFOp::create(fb, fl, key, ks);
-                    Value q = load(fb, fl, in.q, {zero, h, t, d});
-                    scf::YieldOp::create(
-                        fb, fl, math::FmaOp::create(fb, fl, q, key, acc[0]).getResult());
-                  })
-                  .getResult(0);
+    int64_t step = 1;
+    for (int64_t g : {16, 8, 4, 2})
+      if (D % g == 0) {
+        step = g;
+        break;
+      }
+    SmallVector<Value> init(at.size(), S.cst(b, l, 0.0));
+    auto loop = scf::ForOp::create(
+        b, l, zero, idx(b, l, D), idx(b, l, step), init,
+        [&](OpBuilder &fb, Location fl, Value d0, ValueRange acc) {
+          SmallVector<Value> qs;
+          SmallVector<SmallVector<Value>> keys(at.size());
+          for (int64_t u = 0; u < step; ++u) {
+            Value d = arith::AddIOp::create(fb, fl, d0, idx(fb, fl, u));
+            qs.push_back(load(fb, fl, in.q, {zero, h, t, d}));
+            for (size_t s = 0; s < at.size(); ++s)
+              keys[s].push_back(load(fb, fl, in.keys, {at[s].first, at[s].second, hk, d}));
+          }
+          SmallVector<Value> next(acc.begin(), acc.end());
+          for (size_t s = 0; s < at.size(); ++s)
+            for (int64_t u = 0; u < step; ++u) {
+              Value key = keys[s][u];
+              if (ks)
+                key = arith::MulFOp::create(fb, fl, key, ks);
+              next[s] = math::FmaOp::create(fb, fl, qs[u], key, next[s]);
+            }
+          scf::YieldOp::create(fb, fl, next);
+        });
+    return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
+  }
+
+  /// Key k's score from its dot `s` for the token at position `pos` (the
+  /// expansion's x generic): scaled, soft-capped, masked.
+  Value score(OpBuilder &b, Location l, Value s, Value k, Value pos) {
     if (in.scale) {
       Value c = scalar(b, l, in.scale);
       s = op.getScaleDivides() ? arith::DivFOp::create(b, l, s, c).getResult()
@@ -243,6 +290,8 @@ private:
           // Each lane scores keys k0 + lane + 32s; a key past the chunk's
           // end is scored at a row in range and never folded.
           SmallVector<SmallVector<Value>> xs(slots), rows(slots);
+          SmallVector<Value> keysOf;
+          SmallVector<std::pair<Value, Value>> at;
           for (int64_t s = 0; s < slots; ++s) {
             Value k = arith::AddIOp::create(cb, cl, k0,
                                             arith::AddIOp::create(cb, cl, lane, idx(cb, cl, s * kWarp)));
@@ -250,11 +299,18 @@ private:
             Value blk = toIndex(cb, cl, load(cb, cl, in.tables,
                                              {req, arith::DivUIOp::create(cb, cl, kk, bs).getResult()}));
             Value slot = arith::RemUIOp::create(cb, cl, kk, bs);
-            xs[s].push_back(score(cb, cl, k, pos, h, t, hk, blk, slot));
+            keysOf.push_back(k);
+            at.push_back({blk, slot});
             rows[s] = {toI32(cb, cl, blk), toI32(cb, cl, slot)};
           }
+          SmallVector<Value> dot = dots(cb, cl, h, t, hk, at);
+          for (int64_t s = 0; s < slots; ++s)
+            xs[s] = {score(cb, cl, dot[s], keysOf[s], pos)};
+          auto same = [](OpBuilder &, Location, ValueRange v) {
+            return SmallVector<Value>(v.begin(), v.end());
+          };
           // m_j, then exp(x − m_j) once a key, then s_j.
-          Value mj = foldKeys(cb, cl, n, {S.negInf(cb, cl)}, xs,
+          Value mj = foldKeys(cb, cl, n, {S.negInf(cb, cl)}, xs, same,
                               [&](OpBuilder &fb, Location fl, ValueRange a, ValueRange x) {
                                 return SmallVector<Value>{
                                     arith::MaximumFOp::create(fb, fl, a[0], x[0]).getResult()};
@@ -264,20 +320,26 @@ private:
             ps[s] = {S.shiftedExp(cb, cl, xs[s][0], mj)};
             pr[s] = {ps[s][0], rows[s][0], rows[s][1]};
           }
-          Value sj = foldKeys(cb, cl, n, {S.cst(cb, cl, 0.0)}, ps,
+          Value sj = foldKeys(cb, cl, n, {S.cst(cb, cl, 0.0)}, ps, same,
                               [&](OpBuilder &fb, Location fl, ValueRange a, ValueRange p) {
                                 return SmallVector<Value>{
                                     arith::AddFOp::create(fb, fl, a[0], p[0]).getResult()};
                               })[0];
           SmallVector<Value> zeros(columns, S.cst(cb, cl, 0.0));
+          // Gathered: the key's weight, then its value in each column.
           SmallVector<Value> oj = foldKeys(
-              cb, cl, n, zeros, pr, [&](OpBuilder &fb, Location fl, ValueRange a, ValueRange p) {
+              cb, cl, n, zeros, pr,
+              [&](OpBuilder &fb, Location fl, ValueRange p) {
                 Value blk = toIndex(fb, fl, p[1]), slot = toIndex(fb, fl, p[2]);
+                SmallVector<Value> g{p[0]};
+                for (int64_t c = 0; c < columns; ++c)
+                  g.push_back(load(fb, fl, in.values, {blk, slot, hk, cols[c]}));
+                return g;
+              },
+              [&](OpBuilder &fb, Location fl, ValueRange a, ValueRange g) {
                 SmallVector<Value> next;
-                for (int64_t c = 0; c < columns; ++c) {
-                  Value v = load(fb, fl, in.values, {blk, slot, hk, cols[c]});
-                  next.push_back(math::FmaOp::create(fb, fl, p[0], v, a[c]));
-                }
+                for (int64_t c = 0; c < columns; ++c)
+                  next.push_back(math::FmaOp::create(fb, fl, g[0], g[1 + c], a[c]));
                 return next;
               });
           StatsBuilder::RowMerge r = S.mergeRow(cb, cl, acc[0], acc[1], mj, sj);
