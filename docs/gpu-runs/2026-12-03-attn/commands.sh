@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# On the device (2026-12-03, run 9 of gpu-bundle/), after
-# lockstep-gpu-paged-attention (the ragged step's attention one kernel a
-# layer, op for op the expansion, instead of about 25).
+# On the device (2026-12-03), after lockstep-gpu-paged-attention (the ragged
+# step's attention one kernel a layer, op for op the expansion, instead of
+# about 25). $2 names the bundles' run: run9 (the first kernel, results in
+# run9/) or run10 (its loads grouped, results in run10/).
 #   commands.sh bits    scripts/test-gpu on all 66 models, both forms;
 #   commands.sh speed   each kernel's device time in a decode step
 #                       (LOCKSTEP_CUDA_PROFILE=events; the one before
@@ -9,9 +10,10 @@
 #                       then bench/gpu/run.py copy,serve,adaptive,hf.
 cd "$(dirname "$0")/../../.."
 export LOCKSTEP_PYTHON=python3
-b=/tmp/lsb9/bench
-mkdir -p /tmp/lsb9
-[ -d "$b" ] || tar xJf gpu-bundle/run9/bench.tar.xz -C /tmp/lsb9
+r=${2:-run9}
+b=/tmp/lsb-$r/bench
+mkdir -p /tmp/lsb-$r
+[ -d "$b" ] || tar xJf gpu-bundle/$r/bench.tar.xz -C /tmp/lsb-$r
 run="$b/lockstep-run"
 nvidia-smi --query-gpu=name,driver_version --format=csv > "$OUT/gpu.txt" 2>&1
 case "$1" in
@@ -36,7 +38,7 @@ run.ensure_model(json.load(open('$b/manifest.json')))" > "$OUT/model.log" 2>&1
   tail -45 "$OUT/bench.log"
   ;;
 bits)
-  timeout 560 scripts/test-gpu gpu-bundle/run9/bundle.tar.xz "$run" --phases exec,control,cpu,wide,gpu \
+  timeout 560 scripts/test-gpu gpu-bundle/$r/bundle.tar.xz "$run" --phases exec,control,cpu,wide,gpu \
     --schedules-fixtures 50 --schedules 6 --cpu-schedules 6 --jobs 15 --split 5 --logs "$OUT/logs-all" \
     > "$OUT/all.log" 2>&1
   echo "rc=$?" >> "$OUT/all.log"; tail -5 "$OUT/all.log"
