@@ -176,6 +176,42 @@ func.func @transposed(%x: memref<?x68xf32>, %w: memref<40x68xf32>, %y: memref<?x
 
 // -----
 
+// A partial over transposed weights (a tied lm_head's X · Wᵀ chunked over
+// k: W[n, j·256 + k]). With few rows the chunk dim j indexes the weights,
+// so it is no work item's: each item is a panel of columns, and j is
+// looped inside each strip, around its rows, so that a strip's weight rows
+// are read whole in address order (j outer would read a chunk's 1 KB of
+// every row, then come back for the next).
+#xq = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#wq = affine_map<(d0, d1, d2, d3) -> (d3, d1, d2)>
+#yq = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-LABEL: func.func @partial_transposed
+// CHECK: scf.if
+// CHECK: arith.ceildivui %c64, %c4096
+// CHECK-NOT: arith.muli %{{.*}}, %c3
+// CHECK: scf.parallel
+// CHECK: scf.for %[[S:.*]] = %{{.*}} to %{{.*}} step %c32
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %c3 step
+// CHECK: scf.for %[[M:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: vector.load %arg2[%[[M]], %[[J]], %{{.*}}] : memref<?x3x64xf32>, vector<8xf32>
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK: vector.load %arg1[%[[S]], %[[J]], %[[K]]] : memref<64x3x256xf32>, vector<8xf32>
+// CHECK-COUNT-24: vector.shuffle
+// CHECK: } else {
+func.func @partial_transposed(%x: memref<?x3x256xf32>, %w: memref<64x3x256xf32>,
+                              %y: memref<?x3x64xf32>) {
+  linalg.generic {indexing_maps = [#xq, #wq, #yq],
+                  iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : memref<?x3x256xf32>, memref<64x3x256xf32>) outs(%y : memref<?x3x64xf32>) {
+  ^bb0(%in: f32, %wv: f32, %acc: f32):
+    %r = math.fma %in, %wv, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // Left to convert-linalg-to-parallel-loops: a plain sum (its body is not
 // the contract's fma), an f64 product, and transposed weights whose k is
 // dynamic (they cannot be packed).

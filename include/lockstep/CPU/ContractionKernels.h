@@ -53,7 +53,9 @@ public:
   void buildPanels(mlir::OpBuilder &b, mlir::Location loc);
 
   /// Few rows, Transposed weights: an scf.parallel over (batch point, panel
-  /// of columns); each work item takes strips of 32 (then 8) columns, reads
+  /// of columns), the batch dims that index the weights (a partial's chunk
+  /// dim) looped inside each strip instead, so that a strip's weight rows
+  /// are read in address order; each work item takes strips of 32 (then 8) columns, reads
   /// the strip's weights 8 x 8 at a time along their contiguous k,
   /// transposes them in registers, and for each row folds them into
   /// accumulators held over all of k.
@@ -65,7 +67,10 @@ private:
     llvm::SmallVector<mlir::Value> dims;
     mlir::Value n0, nEnd;
   };
-  PanelItem panelItem(mlir::OpBuilder &b, mlir::Location loc);
+  /// A work item per (batch point, panel of columns); the batch dims in
+  /// `inner` are left unset, for the item to loop over.
+  PanelItem panelItem(mlir::OpBuilder &b, mlir::Location loc,
+                      llvm::ArrayRef<unsigned> inner = {});
   /// The first value of a vector of outputs at `outIdx`: loaded, or the
   /// contraction's forwarded init broadcast.
   mlir::Value startOf(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange outIdx);
