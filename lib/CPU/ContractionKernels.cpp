@@ -20,7 +20,7 @@ static_assert(kCpuLanes == 8, "transpose8x8 and the strips assume 8 f32 lanes");
 namespace {
 constexpr int64_t kPanel = 4096;             // columns of a few-rows work item
 constexpr int64_t kMaxPackBytes = 64 * 1024; // the largest packed weight panel
-constexpr int64_t kStripGroups = 4;          // vectors of columns a transposed strip holds
+constexpr int64_t kStripGroups = 2;          // vectors of columns a transposed strip holds
 } // namespace
 
 WeightLayout lockstep::weightLayout(const Contraction &c) {

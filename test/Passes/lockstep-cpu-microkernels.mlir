@@ -118,7 +118,7 @@ func.func @partial(%x: memref<1x?x3x256xf32>, %w: memref<3x256x64xf32>, %y: memr
 // -----
 
 // Weights transposed, W[40, 68] read as W[n, k]. With fewer rows than a
-// tile: strips of 32 columns (then of 8), a row at a time, with vector
+// tile: strips of 16 columns (then of 8), a row at a time, with vector
 // accumulators over all of k: each 8 x 8 block of W is loaded along its
 // contiguous k and transposed in registers (24 shuffles), and the block's
 // 8 values of k are folded in order; the last 68 % 8 = 4 values of k are
@@ -132,9 +132,9 @@ func.func @partial(%x: memref<1x?x3x256xf32>, %w: memref<3x256x64xf32>, %y: memr
 // CHECK-LABEL: func.func @transposed
 // CHECK: scf.if
 // CHECK: scf.parallel
-// CHECK: scf.for %[[S:.*]] = %{{.*}} to %{{.*}} step %c32
+// CHECK: scf.for %[[S:.*]] = %{{.*}} to %{{.*}} step %c16
 // CHECK: scf.for %[[M:.*]] = %{{.*}} to %{{.*}} step
-// CHECK-COUNT-4: vector.load %arg2[%[[M]], %{{.*}}] : memref<?x40xf32>, vector<8xf32>
+// CHECK-COUNT-2: vector.load %arg2[%[[M]], %{{.*}}] : memref<?x40xf32>, vector<8xf32>
 // CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
 // CHECK: vector.load %arg1[%[[S]], %[[K]]] : memref<40x68xf32>, vector<8xf32>
 // CHECK-COUNT-24: vector.shuffle
@@ -190,7 +190,7 @@ func.func @transposed(%x: memref<?x68xf32>, %w: memref<40x68xf32>, %y: memref<?x
 // CHECK: arith.ceildivui %c64, %c4096
 // CHECK-NOT: arith.muli %{{.*}}, %c3
 // CHECK: scf.parallel
-// CHECK: scf.for %[[S:.*]] = %{{.*}} to %{{.*}} step %c32
+// CHECK: scf.for %[[S:.*]] = %{{.*}} to %{{.*}} step %c16
 // CHECK: scf.for %[[J:.*]] = %{{.*}} to %c3 step
 // CHECK: scf.for %[[M:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: vector.load %arg2[%[[M]], %[[J]], %{{.*}}] : memref<?x3x64xf32>, vector<8xf32>

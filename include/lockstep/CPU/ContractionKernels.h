@@ -55,7 +55,7 @@ public:
   /// Few rows, Transposed weights: an scf.parallel over (batch point, panel
   /// of columns), the batch dims that index the weights (a partial's chunk
   /// dim) looped inside each strip instead, so that a strip's weight rows
-  /// are read in address order; each work item takes strips of 32 (then 8) columns, reads
+  /// are read in address order; each work item takes strips of 16 (then 8) columns, reads
   /// the strip's weights 8 x 8 at a time along their contiguous k,
   /// transposes them in registers, and for each row folds them into
   /// accumulators held over all of k.

@@ -595,8 +595,10 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
     scalar body. Wide panels keep each weight row one sequential stream,
     which the hardware prefetches; the chunk dims of a partial and the
     panels are what threads share. Transposed weights are streamed in
-    strips of 32 columns (then 8, then single columns with the scalar
-    body): for each row, 4 (1) `vector<8xf32>` accumulators are loaded from
+    strips of 16 columns (then 8, then single columns with the scalar
+    body), a partial's chunk dim (which indexes the weights) looped inside
+    each strip so that its weight rows are read in address order: for each
+    row, 2 (1) `vector<8xf32>` accumulators are loaded from
     the output and carried over all of k; each 8 x 8 block of `W[n:n+8,
     k:k+8]` is loaded along its contiguous k and transposed in registers
     (24 `vector.shuffle`s), and its 8 values of k are folded in increasing
