@@ -2,7 +2,9 @@
 # On the device (2026-12-03), after lockstep-gpu-paged-attention (the ragged
 # step's attention one kernel a layer, op for op the expansion, instead of
 # about 25). $2 names the bundles' run: run9 (the first kernel, results in
-# run9/) or run10 (its loads grouped, results in run10/).
+# run9/), run10 (its loads grouped, results in run10/) or run11 (its key
+# rows read 4 values at a time; run as `commands.sh bits run11; commands.sh
+# speed run11` in one call, results in run11/).
 #   commands.sh bits    scripts/test-gpu on all 66 models, both forms;
 #   commands.sh speed   each kernel's device time in a decode step
 #                       (LOCKSTEP_CUDA_PROFILE=events; the one before
