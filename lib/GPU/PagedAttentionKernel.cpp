@@ -24,7 +24,7 @@ constexpr int64_t kWarp = 32;
 /// Warps a block: each owns one (token, query head); neighbouring heads
 /// share their key head, so a block's key reads mostly hit the same lines.
 constexpr int64_t kWarpsPerBlock = 4;
-/// Key chunks and value columns a lane handles at most.
+/// Keys of a chunk (slots) and value columns a lane handles at most.
 constexpr int64_t kMaxSlots = 8;
 /// Keys a fold gathers (shuffles and loads) before it folds them.
 constexpr int64_t kGroup = 8;
