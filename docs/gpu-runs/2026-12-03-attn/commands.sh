@@ -5,7 +5,8 @@
 # run9/), run10 (its loads grouped, results in run10/) or run11 (its key
 # rows read 4 values at a time; run as `commands.sh bits run11; commands.sh
 # quick run11` in one call for lack of device time, results in run11/).
-#   commands.sh quick   the profiles of `speed`, then run.py copy,serve.
+#   commands.sh quick   the profiles of `speed`, then run.py copy,serve;
+#   commands.sh profiles  the profiles only.
 #   commands.sh bits    scripts/test-gpu on all 66 models, both forms;
 #   commands.sh speed   each kernel's device time in a decode step
 #                       (LOCKSTEP_CUDA_PROFILE=events; the one before
@@ -20,7 +21,7 @@ mkdir -p /tmp/lsb-$r
 run="$b/lockstep-run"
 nvidia-smi --query-gpu=name,driver_version --format=csv > "$OUT/gpu.txt" 2>&1
 case "$1" in
-speed|quick)
+speed|quick|profiles)
   python3 -c "
 import json, sys; sys.path.insert(0, 'bench/gpu')
 import run
@@ -35,6 +36,7 @@ run.ensure_model(json.load(open('$b/manifest.json')))" > "$OUT/model.log" 2>&1
   prof events-decode64 "$b/llama1b.lsa" --requests 64 --prompt-len 128 --max-new-tokens 9
   prof events-prefill "$b/llama1b.lsa" --requests 2 --prompt-len 512 --max-new-tokens 1 --token-budget 512
   for f in "$OUT"/events-*.log; do echo "== $f"; grep -A3 "^cuda profile" "$f" | cut -c1-400; grep -A14 "ONNX op type" "$f"; done
+  [ "$1" = profiles ] && exit 0
   only=copy,serve,adaptive,hf
   [ "$1" = quick ] && only=copy,serve
   timeout 400 python3 bench/gpu/run.py "$b" --out "$OUT/RESULTS-gpu.md" --json "$OUT/bench.json" \
