@@ -13,6 +13,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace lockstep;
@@ -67,7 +68,10 @@ public:
     Value L = arith::MulIOp::create(rw, loc, mb, bs);
     Value chunks = arith::CeilDivUIOp::create(rw, loc, L, idx(rw, loc, C));
     in.q = read(op.getQuery());
-    in.keys = read(w.keyPool);
+    // The key pool as a row-major buffer (the pool arguments are), so that
+    // a lane reads 4 adjacent values of its key row at a time.
+    keysByFour = D % 4 == 0;
+    in.keys = read(w.keyPool, /*rowMajor=*/keysByFour);
     in.values = read(w.valuePool);
     in.positions = read(op.getPositions());
     in.request = read(w.request);
@@ -115,6 +119,7 @@ private:
   ls::PagedAttentionOp op;
   Location loc;
   int64_t C, H = 0, D = 0, Hk = 0, G = 1, Dv = 0, slots = 1, columns = 1;
+  bool keysByFour = false;
   StatsBuilder S;
   Value lane;
   struct {
@@ -122,10 +127,12 @@ private:
   } in;
 
   /// A buffer of `t` that the kernel reads (any layout).
-  Value read(Value t) {
-    auto tt = cast<TensorType>(t.getType());
-    return bufferization::ToBufferOp::create(
-        rw, loc, bufferization::getMemRefTypeWithFullyDynamicLayout(tt), t, /*read_only=*/true);
+  /// A buffer of `t` that the kernel reads: any layout, or row-major.
+  Value read(Value t, bool rowMajor = false) {
+    auto tt = cast<RankedTensorType>(t.getType());
+    Type type = rowMajor ? MemRefType::get(tt.getShape(), tt.getElementType())
+                         : bufferization::getMemRefTypeWithFullyDynamicLayout(tt);
+    return bufferization::ToBufferOp::create(rw, loc, type, t, /*read_only=*/true);
   }
 
   Value load(OpBuilder &b, Location l, Value m, ValueRange at) {
@@ -213,8 +220,21 @@ private:
           for (int64_t u = 0; u < step; ++u) {
             Value d = arith::AddIOp::create(fb, fl, d0, idx(fb, fl, u));
             qs.push_back(load(fb, fl, in.q, {zero, h, t, d}));
-            for (size_t s = 0; s < at.size(); ++s)
-              keys[s].push_back(load(fb, fl, in.keys, {at[s].first, at[s].second, hk, d}));
+            if (keysByFour && u % 4)
+              continue;
+            for (size_t s = 0; s < at.size(); ++s) {
+              SmallVector<Value> at4{at[s].first, at[s].second, hk, d};
+              if (!keysByFour) {
+                keys[s].push_back(load(fb, fl, in.keys, at4));
+                continue;
+              }
+              // 16 bytes aligned: the row starts at a multiple of D floats.
+              auto v4 = VectorType::get({4}, fb.getF32Type());
+              Value v = vector::LoadOp::create(fb, fl, v4, in.keys, at4, /*nontemporal=*/false,
+                                               llvm::Align(16));
+              for (int64_t e = 0; e < 4; ++e)
+                keys[s].push_back(vector::ExtractOp::create(fb, fl, v, e));
+            }
           }
           SmallVector<Value> next(acc.begin(), acc.end());
           for (size_t s = 0; s < at.size(); ++s)

@@ -10,7 +10,8 @@
 // and pool writes, then one launch. A warp owns a (token, head): 128 threads
 // a block, ceil(T * 4 / 4) blocks, none for an empty step. Per chunk of 64
 // keys (from the chunk of key pos - 4 to the chunk of pos) each lane scores
-// keys lane and lane + 32: the dot over d in order from +0.0 at the row of
+// keys lane and lane + 32: the dot over d in order from +0.0 (4 values of
+// the row-major key pool read at a time) at the row of
 // min(k, L - 1, pos), scaled, capped, masked to k <= pos and k + 5 > pos.
 // Then the chunk's max, exp(x - m_j) and its sum, each folded over the
 // chunk's keys in order with every score shuffled from its lane, the value
@@ -36,7 +37,7 @@
 // CHECK: arith.minui %{{.*}}, %[[CHUNKS]]
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %cst{{.*}}, %{{.*}} = %cst{{.*}}, %{{.*}} = %cst{{.*}}) -> (f32, f32, f32)
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c8
-// CHECK: memref.load %[[K]]
+// CHECK: vector.load %[[K]]{{.*}} {alignment = 16 : i64} : memref<?x?x2x8xf32>, vector<4xf32>
 // CHECK: math.fma
 // CHECK: arith.mulf
 // CHECK: arith.divf

@@ -770,7 +770,7 @@ def GPUPagedAttention : Pass<"lockstep-gpu-paged-attention", "mlir::func::FuncOp
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
                            "::mlir::math::MathDialect", "::mlir::linalg::LinalgDialect",
-                           "::mlir::tensor::TensorDialect",
+                           "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect",
                            "::mlir::bufferization::BufferizationDialect"];
 }
 
