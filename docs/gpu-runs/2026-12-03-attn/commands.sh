@@ -3,9 +3,8 @@
 # step's attention one kernel a layer, op for op the expansion, instead of
 # about 25). $2 names the bundles' run: run9 (the first kernel, results in
 # run9/), run10 (its loads grouped, results in run10/) or run11 (its key
-# rows read 4 values at a time, 9e2a9ee; to be run as `commands.sh bits run11;
-# commands.sh profiles run11` in one call; never run: no device machine was
-# lent in time, and 9e2a9ee was reverted).
+# rows read 4 values at a time, 9e2a9ee; only `commands.sh bits run11` was
+# run, for lack of device time: results in run11/).
 #   commands.sh quick   the profiles of `speed`, then run.py copy,serve;
 #   commands.sh profiles  the profiles only.
 #   commands.sh bits    scripts/test-gpu on all 66 models, both forms;
