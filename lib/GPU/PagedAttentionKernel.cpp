@@ -163,51 +163,51 @@ private:
   SmallVector<Value> foldKeys(OpBuilder &b, Location l, Value n, ValueRange init,
                               ArrayRef<SmallVector<Value>> perSlot, Gather gather, Step step) {
     SmallVector<Value> acc(init.begin(), init.end());
+    // Straight-line code: every group of every slot is built (a group past
+    // `n` only selects the accumulators back), so that the shuffles and
+    // loads of all keys can be issued ahead of the folds, which wait on
+    // them in key order; a loop over the groups waited one memory latency a
+    // group.
     for (int64_t s = 0; s < slots; ++s) {
       // Keys [32s, min(32s + 32, n)) are lanes [0, count) of slot s.
       Value base = idx(b, l, s * kWarp);
       Value rest = arith::SubIOp::create(b, l, arith::MaxUIOp::create(b, l, n, base), base);
       Value count = arith::MinUIOp::create(b, l, rest, idx(b, l, kWarp));
-      Value groups = arith::CeilDivUIOp::create(b, l, count, idx(b, l, kGroup));
-      auto loop = scf::ForOp::create(
-          b, l, idx(b, l, 0), groups, idx(b, l, 1), acc,
-          [&](OpBuilder &fb, Location fl, Value g, ValueRange a) {
-            SmallVector<SmallVector<Value>> got;
-            SmallVector<Value> valid;
-            Value g0 = arith::MulIOp::create(fb, fl, g, idx(fb, fl, kGroup));
-            for (int64_t u = 0; u < kGroup; ++u) {
-              Value from = arith::AddIOp::create(fb, fl, g0, idx(fb, fl, u));
-              valid.push_back(arith::CmpIOp::create(fb, fl, arith::CmpIPredicate::ult, from, count));
-              Value src = arith::MinUIOp::create(fb, fl, from, idx(fb, fl, kWarp - 1));
-              SmallVector<Value> v;
-              for (Value x : perSlot[s])
-                v.push_back(shuffle(fb, fl, x, src));
-              got.push_back(gather(fb, fl, v));
-            }
-            SmallVector<Value> cur(a.begin(), a.end());
-            for (int64_t u = 0; u < kGroup; ++u) {
-              SmallVector<Value> next = step(fb, fl, cur, got[u]);
-              for (size_t i = 0; i < cur.size(); ++i)
-                cur[i] = arith::SelectOp::create(fb, fl, valid[u], next[i], cur[i]);
-            }
-            scf::YieldOp::create(fb, fl, cur);
-          });
-      acc.assign(loop.getResults().begin(), loop.getResults().end());
+      for (int64_t g0 = 0; g0 < kWarp; g0 += kGroup) {
+        SmallVector<SmallVector<Value>> got;
+        SmallVector<Value> valid;
+        for (int64_t u = 0; u < kGroup; ++u) {
+          Value from = idx(b, l, g0 + u);
+          valid.push_back(arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, from, count));
+          SmallVector<Value> v;
+          for (Value x : perSlot[s])
+            v.push_back(shuffle(b, l, x, from));
+          got.push_back(gather(b, l, v));
+        }
+        for (int64_t u = 0; u < kGroup; ++u) {
+          SmallVector<Value> next = step(b, l, acc, got[u]);
+          for (size_t i = 0; i < acc.size(); ++i)
+            acc[i] = arith::SelectOp::create(b, l, valid[u], next[i], acc[i]);
+        }
+      }
     }
     return acc;
   }
 
   /// The dots of this lane's keys (one a slot) with the query, each over d
   /// in order from +0.0 (the expansion's dot generic), at rows (block,
-  /// slot). The loads of kGroup values of d of every key are issued before
-  /// their fmas.
+  /// slot). The loads of `step` values of d of every key (and of the
+  /// query) are issued before their fmas: as many as keep about 96 values
+  /// in flight a lane, so that a head of 64 with two keys a lane takes two
+  /// memory latencies, not one a group of 16.
   SmallVector<Value> dots(OpBuilder &b, Location l, Value h, Value t, Value hk,
                           ArrayRef<std::pair<Value, Value>> at) {
     Value zero = idx(b, l, 0);
     Value ks = in.keyScale ? scalar(b, l, in.keyScale) : Value();
     int64_t step = 1;
-    for (int64_t g : {16, 8, 4, 2})
-      if (D % g == 0) {
+    int64_t inFlight = 96 / int64_t(at.size() + 1);
+    for (int64_t g : {64, 32, 16, 8, 4, 2})
+      if (D % g == 0 && (g <= inFlight || g <= 4)) {
         step = g;
         break;
       }
@@ -252,24 +252,12 @@ private:
   /// Key k's score from its dot `s` for the token at position `pos` (the
   /// expansion's x generic): scaled, soft-capped, masked.
   Value score(OpBuilder &b, Location l, Value s, Value k, Value pos) {
-    if (in.scale) {
-      Value c = scalar(b, l, in.scale);
-      s = op.getScaleDivides() ? arith::DivFOp::create(b, l, s, c).getResult()
-                               : arith::MulFOp::create(b, l, s, c).getResult();
-    }
-    if (auto cap = op.getSoftcap()) {
-      // The graph's order: a division, tanh, a product.
-      Value c = S.cst(b, l, cap->convertToDouble());
-      s = arith::DivFOp::create(b, l, s, c);
-      s = math::TanhOp::create(b, l, s);
-      s = arith::MulFOp::create(b, l, s, c);
-    }
-    Value keep = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ule, k, pos);
-    if (int64_t w = (int64_t)op.getWindow().value_or(0); w > 0) {
-      Value inside = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ugt,
-                                           arith::AddIOp::create(b, l, k, idx(b, l, w)), pos);
-      keep = arith::AndIOp::create(b, l, keep, inside);
-    }
+    Value c = in.scale ? scalar(b, l, in.scale) : Value();
+    std::optional<double> cap;
+    if (auto a = op.getSoftcap())
+      cap = a->convertToDouble();
+    s = S.scaledScore(b, l, s, c, op.getScaleDivides(), cap);
+    Value keep = S.keepKey(b, l, k, pos, (int64_t)op.getWindow().value_or(0));
     return arith::SelectOp::create(b, l, keep, s, S.negInf(b, l));
   }
 

@@ -332,20 +332,11 @@ FailureOr<Value> expandAttention(RewriterBase &rw, Operation *op, AttentionParts
     x = B.generic(tensor::EmptyOp::create(rw, loc, xSizes, elt), ins, maps,
                   SmallVector<Iter>(5, Iter::parallel),
                   [&](OpBuilder &b, Location l, ValueRange a) {
-                    Value s = a[0];
                     unsigned i = paged ? 2 : 1;
-                    if (scale) {
-                      s = divides ? arith::DivFOp::create(b, l, s, a[i]).getResult()
-                                  : arith::MulFOp::create(b, l, s, a[i]).getResult();
+                    Value s = B.scaledScore(b, l, a[0], scale ? a[i] : Value(), divides,
+                                            softcap);
+                    if (scale)
                       ++i;
-                    }
-                    if (softcap) {
-                      // The graph's order: a division, tanh, a product.
-                      Value c = B.cst(b, l, *softcap);
-                      s = arith::DivFOp::create(b, l, s, c);
-                      s = math::TanhOp::create(b, l, s);
-                      s = arith::MulFOp::create(b, l, s, c);
-                    }
                     if (mask) {
                       if (fill)
                         s = arith::SelectOp::create(b, l, a[i], s, a[i + 1]);
@@ -357,15 +348,7 @@ FailureOr<Value> expandAttention(RewriterBase &rw, Operation *op, AttentionParts
                       Value ki = linalg::IndexOp::create(b, l, 4);
                       Value last = paged ? toIndex(b, l, a[1])
                                          : arith::AddIOp::create(b, l, qi, shift).getResult();
-                      Value keep = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ule, ki, last);
-                      if (window > 0) {
-                        // And t - W < k, written k + W > t (no underflow).
-                        Value w = arith::ConstantIndexOp::create(b, l, window);
-                        Value inside = arith::CmpIOp::create(
-                            b, l, arith::CmpIPredicate::ugt,
-                            arith::AddIOp::create(b, l, ki, w), last);
-                        keep = arith::AndIOp::create(b, l, keep, inside);
-                      }
+                      Value keep = B.keepKey(b, l, ki, last, window);
                       s = arith::SelectOp::create(b, l, keep, s, B.negInf(b, l));
                     }
                     return s;

@@ -1,5 +1,6 @@
 // RUN: lockstep-opt %s --split-input-file --lockstep-gpu-paged-attention | FileCheck %s
 // RUN: lockstep-opt %s --split-input-file --lockstep-gpu-paged-attention=max-chunk=4 | FileCheck %s --check-prefix=LEFT
+// RUN: lockstep-opt %s --split-input-file --lockstep-gpu-paged-attention | FileCheck %s --check-prefix=FOLD
 // RUN: lockstep-opt %s --split-input-file --lockstep-gpu-paged-attention --lockstep-canonical-reductions \
 // RUN:   --lockstep-verify-invariance --lockstep-expand-math \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" \
@@ -59,6 +60,17 @@
 // CHECK: memref.store %{{.*}}, %[[OUT]]
 // CHECK: gpu.terminator
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable
+//
+// Inside a warp the only loops are the chunks and the dot's steps over d:
+// the folds over a chunk's keys are straight-line code (every group built,
+// the ones past the chunk's keys selecting the accumulators back), so that
+// their shuffles and value loads can be issued before the folds wait on them.
+// FOLD-LABEL: func.func @paged
+// FOLD: gpu.launch
+// FOLD: scf.for
+// FOLD: scf.for
+// FOLD-NOT: scf.for
+// FOLD: gpu.terminator
 //
 // The bufferized step: the kernel reads the pool arguments the writes
 // went into, and buffer deallocation accepts it (no barrier in it).

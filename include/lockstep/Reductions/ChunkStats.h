@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <optional>
+
 namespace lockstep {
 
 struct StatsBuilder {
@@ -90,6 +92,40 @@ struct StatsBuilder {
     if (!skipMasked)
       return no;
     return mlir::arith::SelectOp::create(b, l, isNegInf(b, l, mj), o, no);
+  }
+  /// A key's score before its mask, in the graph's order: the dot `s`
+  /// scaled by `scale` when there is one (a product, or a division when
+  /// `divides`), then soft-capped by `cap` when there is one (a division,
+  /// Lockstep's tanh, a product). The CPU's expansion and the GPU kernel of
+  /// lockstep.paged_attention both build it here, so the two are the same
+  /// ops in the same order.
+  mlir::Value scaledScore(mlir::OpBuilder &b, mlir::Location l, mlir::Value s,
+                          mlir::Value scale, bool divides, std::optional<double> cap) {
+    if (scale)
+      s = divides ? mlir::arith::DivFOp::create(b, l, s, scale).getResult()
+                  : mlir::arith::MulFOp::create(b, l, s, scale).getResult();
+    if (cap) {
+      mlir::Value c = cst(b, l, *cap);
+      s = mlir::arith::DivFOp::create(b, l, s, c);
+      s = mlir::math::TanhOp::create(b, l, s);
+      s = mlir::arith::MulFOp::create(b, l, s, c);
+    }
+    return s;
+  }
+  /// Whether key `k` (an index) is kept for the query at key position
+  /// `last`: k <= last, and with a window of `window` keys (0: none) also
+  /// last - window < k, written k + window > last (no underflow).
+  mlir::Value keepKey(mlir::OpBuilder &b, mlir::Location l, mlir::Value k, mlir::Value last,
+                      int64_t window) {
+    mlir::Value keep =
+        mlir::arith::CmpIOp::create(b, l, mlir::arith::CmpIPredicate::ule, k, last);
+    if (window > 0) {
+      mlir::Value w = mlir::arith::ConstantIndexOp::create(b, l, window);
+      mlir::Value inside = mlir::arith::CmpIOp::create(
+          b, l, mlir::arith::CmpIPredicate::ugt, mlir::arith::AddIOp::create(b, l, k, w), last);
+      keep = mlir::arith::AndIOp::create(b, l, keep, inside);
+    }
+    return keep;
   }
   /// acc·α + x·β: two products and a sum, no fma.
   mlir::Value blend(mlir::OpBuilder &b, mlir::Location l, mlir::Value acc,
