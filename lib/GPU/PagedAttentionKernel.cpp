@@ -26,8 +26,13 @@ constexpr int64_t kWarp = 32;
 constexpr int64_t kWarpsPerBlock = 4;
 /// Keys of a chunk (slots) and value columns a lane handles at most.
 constexpr int64_t kMaxSlots = 8;
-/// Keys a fold gathers (shuffles and loads) before it folds them.
-constexpr int64_t kGroup = 8;
+/// Keys whose shuffles and value loads are issued together before their
+/// folds, a loop iteration each (kWarp or more: straight-line code). On the
+/// H200 (docs/gpu-runs/2026-12-04-attn/micro.sh, 32 heads over 8 of 64),
+/// 8 gave the fastest decode: 23 us a launch at 1 request against 26 for
+/// straight-line code and 38 for 16; straight-line code was 7% faster for a
+/// 512-token prefill.
+constexpr int64_t kKeyGroup = 8;
 
 Value idx(OpBuilder &b, Location l, int64_t v) { return arith::ConstantIndexOp::create(b, l, v); }
 
@@ -152,46 +157,86 @@ private:
     return gpu::ShuffleOp::create(b, l, v, toI32(b, l, from), width, mode).getResult(0);
   }
 
-  /// A fold over the first `n` keys of a chunk, in key order, from `init`:
-  /// key i is lane i % 32's slot i / 32. The keys go in groups of
-  /// kGroup: `gather(key's slot values shuffled from its lane)` for the
-  /// whole group first (its loads in flight together), then `step(acc,
-  /// gathered)` for each key in order; a key past `n` leaves the
-  /// accumulators as they are (a select).
-  using Gather = function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>;
-  using Step = function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange, ValueRange)>;
-  SmallVector<Value> foldKeys(OpBuilder &b, Location l, Value n, ValueRange init,
-                              ArrayRef<SmallVector<Value>> perSlot, Gather gather, Step step) {
-    SmallVector<Value> acc(init.begin(), init.end());
-    // Straight-line code: every group of every slot is built (a group past
-    // `n` only selects the accumulators back), so that the shuffles and
-    // loads of all keys can be issued ahead of the folds, which wait on
-    // them in key order; a loop over the groups waited one memory latency a
-    // group.
+  /// `v` of lane `lane ^ mask`.
+  Value shuffleXor(OpBuilder &b, Location l, Value v, int64_t mask) {
+    auto mode = gpu::ShuffleModeAttr::get(b.getContext(), gpu::ShuffleMode::XOR);
+    Value width = arith::ConstantIntOp::create(b, l, kWarp, 32);
+    Value m = arith::ConstantIntOp::create(b, l, mask, 32);
+    return gpu::ShuffleOp::create(b, l, v, m, width, mode).getResult(0);
+  }
+
+  /// The chunk's max m_j over its first `n` keys (key i is lane i % 32's
+  /// slot i / 32): each lane's slots, then across the warp by xor shuffles.
+  /// A max is exact in any order (maximumf: NaN propagates, +0 above -0),
+  /// so this equals the expansion's fold in key order; a key past `n` is
+  /// left out by a select to -inf.
+  Value chunkMax(OpBuilder &b, Location l, Value n, ArrayRef<Value> xs) {
+    Value m;
     for (int64_t s = 0; s < slots; ++s) {
-      // Keys [32s, min(32s + 32, n)) are lanes [0, count) of slot s.
-      Value base = idx(b, l, s * kWarp);
-      Value rest = arith::SubIOp::create(b, l, arith::MaxUIOp::create(b, l, n, base), base);
-      Value count = arith::MinUIOp::create(b, l, rest, idx(b, l, kWarp));
-      for (int64_t g0 = 0; g0 < kWarp; g0 += kGroup) {
-        SmallVector<SmallVector<Value>> got;
-        SmallVector<Value> valid;
-        for (int64_t u = 0; u < kGroup; ++u) {
-          Value from = idx(b, l, g0 + u);
-          valid.push_back(arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, from, count));
-          SmallVector<Value> v;
-          for (Value x : perSlot[s])
-            v.push_back(shuffle(b, l, x, from));
-          got.push_back(gather(b, l, v));
-        }
-        for (int64_t u = 0; u < kGroup; ++u) {
-          SmallVector<Value> next = step(b, l, acc, got[u]);
-          for (size_t i = 0; i < acc.size(); ++i)
-            acc[i] = arith::SelectOp::create(b, l, valid[u], next[i], acc[i]);
-        }
-      }
+      Value i = arith::AddIOp::create(b, l, lane, idx(b, l, s * kWarp));
+      Value valid = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, i, n);
+      Value x = arith::SelectOp::create(b, l, valid, xs[s], S.negInf(b, l));
+      m = m ? arith::MaximumFOp::create(b, l, m, x).getResult() : x;
     }
-    return acc;
+    for (int64_t mask = kWarp / 2; mask >= 1; mask /= 2)
+      m = arith::MaximumFOp::create(b, l, m, shuffleXor(b, l, m, mask));
+    return m;
+  }
+
+  /// s_j and o_j over the first `n` keys of a chunk, in key order from
+  /// +0.0, in one pass: key i's weight, block and slot are shuffled from
+  /// lane i % 32's slot i / 32, then s = s + p and, for each of this lane's
+  /// value columns, o = fma(p, v, o); a key past `n` selects them back.
+  /// Each of the folds is the expansion's, op for op and in its order (the
+  /// two are independent, so interleaving them changes no bit). The keys
+  /// go kKeyGroup at a time: the group's shuffles and value loads, which
+  /// wait on no fold, then its folds in key order.
+  std::pair<Value, SmallVector<Value>> sumAndValues(OpBuilder &b, Location l, Value n,
+                                                    ArrayRef<Value> ps,
+                                                    ArrayRef<SmallVector<Value>> rows,
+                                                    Value hk, ArrayRef<Value> cols) {
+    SmallVector<Value> acc{S.cst(b, l, 0.0)};
+    for (size_t c = 0; c < cols.size(); ++c)
+      acc.push_back(S.cst(b, l, 0.0));
+    // Keys u0 .. u0 + g - 1 of slot s: their shuffles and loads first, then
+    // the folds in key order.
+    auto keys = [&](OpBuilder &fb, Location fl, int64_t s, Value u0, int64_t g,
+                    SmallVector<Value> cur) {
+      SmallVector<Value> valid, p;
+      SmallVector<SmallVector<Value>> v(g);
+      for (int64_t u = 0; u < g; ++u) {
+        Value from = arith::AddIOp::create(fb, fl, u0, idx(fb, fl, u));
+        Value key = arith::AddIOp::create(fb, fl, from, idx(fb, fl, s * kWarp));
+        valid.push_back(arith::CmpIOp::create(fb, fl, arith::CmpIPredicate::ult, key, n));
+        p.push_back(shuffle(fb, fl, ps[s], from));
+        Value blk = toIndex(fb, fl, shuffle(fb, fl, rows[s][0], from));
+        Value slot = toIndex(fb, fl, shuffle(fb, fl, rows[s][1], from));
+        for (Value c : cols)
+          v[u].push_back(load(fb, fl, in.values, {blk, slot, hk, c}));
+      }
+      for (int64_t u = 0; u < g; ++u) {
+        cur[0] = arith::SelectOp::create(fb, fl, valid[u],
+                                         arith::AddFOp::create(fb, fl, cur[0], p[u]), cur[0]);
+        for (size_t c = 0; c < cols.size(); ++c)
+          cur[1 + c] = arith::SelectOp::create(
+              fb, fl, valid[u], math::FmaOp::create(fb, fl, p[u], v[u][c], cur[1 + c]),
+              cur[1 + c]);
+      }
+      return cur;
+    };
+    for (int64_t s = 0; s < slots; ++s) {
+      if (kKeyGroup >= kWarp) {
+        acc = keys(b, l, s, idx(b, l, 0), kWarp, acc);
+        continue;
+      }
+      auto loop = scf::ForOp::create(
+          b, l, idx(b, l, 0), idx(b, l, kWarp), idx(b, l, kKeyGroup), acc,
+          [&](OpBuilder &fb, Location fl, Value u0, ValueRange a) {
+            scf::YieldOp::create(fb, fl, keys(fb, fl, s, u0, kKeyGroup, SmallVector<Value>(a)));
+          });
+      acc.assign(loop.getResults().begin(), loop.getResults().end());
+    }
+    return {acc[0], SmallVector<Value>(acc.begin() + 1, acc.end())};
   }
 
   /// The dots of this lane's keys (one a slot) with the query, each over d
@@ -314,42 +359,15 @@ private:
           SmallVector<Value> dot = dots(cb, cl, h, t, hk, at);
           for (int64_t s = 0; s < slots; ++s)
             xs[s] = {score(cb, cl, dot[s], keysOf[s], pos)};
-          auto same = [](OpBuilder &, Location, ValueRange v) {
-            return SmallVector<Value>(v.begin(), v.end());
-          };
-          // m_j, then exp(x − m_j) once a key, then s_j.
-          Value mj = foldKeys(cb, cl, n, {S.negInf(cb, cl)}, xs, same,
-                              [&](OpBuilder &fb, Location fl, ValueRange a, ValueRange x) {
-                                return SmallVector<Value>{
-                                    arith::MaximumFOp::create(fb, fl, a[0], x[0]).getResult()};
-                              })[0];
-          SmallVector<SmallVector<Value>> ps(slots), pr(slots);
-          for (int64_t s = 0; s < slots; ++s) {
-            ps[s] = {S.shiftedExp(cb, cl, xs[s][0], mj)};
-            pr[s] = {ps[s][0], rows[s][0], rows[s][1]};
-          }
-          Value sj = foldKeys(cb, cl, n, {S.cst(cb, cl, 0.0)}, ps, same,
-                              [&](OpBuilder &fb, Location fl, ValueRange a, ValueRange p) {
-                                return SmallVector<Value>{
-                                    arith::AddFOp::create(fb, fl, a[0], p[0]).getResult()};
-                              })[0];
-          SmallVector<Value> zeros(columns, S.cst(cb, cl, 0.0));
-          // Gathered: the key's weight, then its value in each column.
-          SmallVector<Value> oj = foldKeys(
-              cb, cl, n, zeros, pr,
-              [&](OpBuilder &fb, Location fl, ValueRange p) {
-                Value blk = toIndex(fb, fl, p[1]), slot = toIndex(fb, fl, p[2]);
-                SmallVector<Value> g{p[0]};
-                for (int64_t c = 0; c < columns; ++c)
-                  g.push_back(load(fb, fl, in.values, {blk, slot, hk, cols[c]}));
-                return g;
-              },
-              [&](OpBuilder &fb, Location fl, ValueRange a, ValueRange g) {
-                SmallVector<Value> next;
-                for (int64_t c = 0; c < columns; ++c)
-                  next.push_back(math::FmaOp::create(fb, fl, g[0], g[1 + c], a[c]));
-                return next;
-              });
+          // m_j, then exp(x − m_j) once a key, then s_j and o_j.
+          SmallVector<Value> x;
+          for (int64_t s = 0; s < slots; ++s)
+            x.push_back(xs[s][0]);
+          Value mj = chunkMax(cb, cl, n, x);
+          SmallVector<Value> ps;
+          for (int64_t s = 0; s < slots; ++s)
+            ps.push_back(S.shiftedExp(cb, cl, x[s], mj));
+          auto [sj, oj] = sumAndValues(cb, cl, n, ps, rows, hk, cols);
           StatsBuilder::RowMerge r = S.mergeRow(cb, cl, acc[0], acc[1], mj, sj);
           SmallVector<Value> yield{r.max, r.l};
           for (int64_t c = 0; c < columns; ++c)

@@ -14,9 +14,13 @@
 // keys lane and lane + 32: the dot over d in order from +0.0 (4 values of
 // the row-major key pool read at a time) at the row of
 // min(k, L - 1, pos), scaled, capped, masked to k <= pos and k + 5 > pos.
-// Then the chunk's max, exp(x - m_j) and its sum, each folded over the
-// chunk's keys in order with every score shuffled from its lane, the value
-// fold, and the expansion's merge (selects that skip a chunk of -inf).
+// Then the chunk's max (each lane's two keys, then xor shuffles across the
+// warp: a max is exact in any order), exp(x - m_j) of each lane's keys, and
+// one pass over the chunk's keys in order, 8 at a time: each key's weight,
+// block and slot shuffled from its lane and its two value columns loaded,
+// then for each key its weight added to the sum and, for each of the lane's
+// two value columns, fma(p, v, o); then the expansion's merge (selects that
+// skip a chunk of -inf).
 // CHECK-LABEL: func.func @paged
 // CHECK-NOT: lockstep.paged_attention
 // CHECK: %[[REQ:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
@@ -46,14 +50,25 @@
 // CHECK: arith.cmpi ule
 // CHECK: arith.cmpi ugt
 // CHECK: arith.select %{{.*}}, %{{.*}}, %cst
-// CHECK: gpu.shuffle  idx
+// CHECK: arith.maximumf
+// CHECK: gpu.shuffle  xor %{{.*}}, %c16_i32, %c32_i32
+// CHECK: arith.maximumf
+// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32
 // CHECK: arith.maximumf
 // CHECK: math.exp
+// CHECK: math.exp
 // CHECK: gpu.shuffle  idx
-// CHECK: arith.addf
+// CHECK: gpu.shuffle  idx
 // CHECK: gpu.shuffle  idx
 // CHECK: memref.load %[[V]]
+// CHECK: memref.load %[[V]]
+// CHECK: gpu.shuffle  idx
+// CHECK: arith.addf
+// CHECK: arith.select
 // CHECK: math.fma
+// CHECK: arith.select
+// CHECK: math.fma
+// CHECK: arith.select
 // CHECK: arith.maximumf
 // CHECK: arith.select
 // CHECK: arith.divf
@@ -61,14 +76,22 @@
 // CHECK: gpu.terminator
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable
 //
-// Inside a warp the only loops are the chunks and the dot's steps over d:
-// the folds over a chunk's keys are straight-line code (every group built,
-// the ones past the chunk's keys selecting the accumulators back), so that
-// their shuffles and value loads can be issued before the folds wait on them.
+// Inside a warp the loops are the chunks, the dot's steps over d and, for
+// each of a lane's two keys, the pass over the chunk's keys in groups of 8
+// (each group's shuffles and value loads built before its folds); the max
+// has no loop.
 // FOLD-LABEL: func.func @paged
 // FOLD: gpu.launch
 // FOLD: scf.for
 // FOLD: scf.for
+// FOLD-NOT: scf.for
+// FOLD: gpu.shuffle  xor
+// FOLD: scf.for %{{.*}} = %c0{{.*}} to %c32{{.*}} step %c8
+// FOLD: gpu.shuffle  idx
+// FOLD: memref.load
+// FOLD: arith.addf
+// FOLD: math.fma
+// FOLD: scf.for %{{.*}} = %c0{{.*}} to %c32{{.*}} step %c8
 // FOLD-NOT: scf.for
 // FOLD: gpu.terminator
 //
