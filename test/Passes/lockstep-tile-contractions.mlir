@@ -7,7 +7,7 @@
 // A projection Y[T, N] = X[T, K] W[K, N] with K static. With rows to
 // compute, the host launches a tiled kernel chosen by the rows: one row,
 // 1x64 tiles of 64 threads (an output each); up to 8, 8x64 tiles of 64x2
-// threads; up to 64, 16x64 tiles of 64x4 threads (all three staging 64
+// threads; up to 16, 16x64 tiles of 64x4 threads (all three staging 64
 // values of k a step, element by element, in one workgroup buffer padded by
 // 1); up to 256, 64x128 register-blocked tiles of 16x16 threads with 4x8
 // outputs each; above, 128x128 ones with 8x8, both staging 8 values of k.
@@ -51,7 +51,7 @@
 // CHECK-NOT: math.fma
 // CHECK: gpu.terminator
 // CHECK: } else {
-// CHECK: %[[NARROW:.*]] = arith.cmpi ule, %[[T]], %c64
+// CHECK: %[[NARROW:.*]] = arith.cmpi ule, %[[T]], %c16
 // CHECK: scf.if %[[NARROW]] {
 // CHECK: %[[NY:.*]] = arith.ceildivui %[[T]], %c16
 // CHECK: gpu.launch {{.*}} in (%{{.*}} = %{{.*}}, %{{.*}} = %[[NY]], %{{.*}} = %c1{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c64{{.*}}, %{{.*}} = %c4{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%{{.*}} : memref<64x17xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x65xf32, #gpu.address_space<workgroup>>)

@@ -510,7 +510,7 @@ def TileContractions : Pass<"lockstep-tile-contractions", "mlir::func::FuncOp"> 
     The host picks the tile from the number of rows, each call: one row
     (decode of one request) takes 1x64 tiles of 64 threads, an output each;
     up to 8 rows, 8x64 tiles of 64x2 threads with 4x1 outputs each; up to
-    64, 16x64 tiles of 64x4 threads with 4x1 outputs each (all three with
+    16, 16x64 tiles of 64x4 threads with 4x1 outputs each (all three with
     BK up to 64, so that each block keeps 16 KiB of the weights in flight
     and no thread folds rows that do not exist; a thread's rows are
     `ty + i·TY`, its columns `tx + j·TX`). More rows take register-blocked
