@@ -26,7 +26,7 @@ section) with the date, GPU, driver and commit:
   hf       HF transformers LlamaForCausalLM, fp32, eager, on the same
            weights, the same shapes, in the same run;
   hfc      the same with a static KV cache and torch.compile(mode=
-           "reduce-overhead") (CUDA graphs), at 1 and 8 requests, in a
+           "reduce-overhead") (CUDA graphs), at 1, 8 and 64 requests, in a
            child process given --hfc-timeout seconds (compiling takes
            minutes); what did not finish is reported as such. The tables
            compare with the faster HF configuration measured.
@@ -52,7 +52,7 @@ import llama1b  # noqa: E402
 
 GEMM_T = [1, 16, 64, 512, 2048]
 CONCURRENCY = [1, 8, 64]
-COMPILED_CONCURRENCY = [1, 8]
+COMPILED_CONCURRENCY = [1, 8, 64]
 PROMPT, NEW, PREFILL_PROMPT, PREFILL_REQUESTS = 128, 128, 512, 8
 
 

@@ -14,6 +14,9 @@
 #                       same call. Run 12: `speed run12 run11`; run 13:
 #                       `ONLY_OLD=gemm,serve ONLY_NEW=copy,gemm,serve,adaptive,hf
 #                       speed run13 run11`;
+#   commands.sh hfc NEW   run.py serve,hfc on NEW (run 13's second speed call:
+#                       HF compiled at 1, 8 and 64 requests beside Lockstep,
+#                       which the first left out);
 #   commands.sh bits NEW  scripts/test-gpu on all 66 models, both forms.
 cd "$(dirname "$0")/../../.."
 export LOCKSTEP_PYTHON=python3 PYTHONUNBUFFERED=1
@@ -49,6 +52,16 @@ run.ensure_model(json.load(open('$new/manifest.json')))" > "$OUT/model.log" 2>&1
     --only ${ONLY_NEW:-copy,serve,hf,hfc} --hfc-timeout 150 > "$OUT/bench.log" 2>&1
   echo "run.py ${2:-run12} rc=$?" >> "$OUT/bench.log"
   tail -40 "$OUT/RESULTS-gpu.md"
+  ;;
+hfc)
+  new=$(unpack ${2:-run13})
+  python3 -c "
+import json, sys; sys.path.insert(0, 'bench/gpu')
+import run
+run.ensure_model(json.load(open('$new/manifest.json')))" > "$OUT/model.log" 2>&1
+  timeout 420 python3 bench/gpu/run.py "$new" --out "$OUT/RESULTS-gpu-2.md" --json "$OUT/bench-2.json" \
+    --only ${ONLY_NEW:-serve,hfc} --hfc-timeout 300 > "$OUT/bench-2.log" 2>&1
+  echo "run.py rc=$?" >> "$OUT/bench-2.log"; tail -20 "$OUT/RESULTS-gpu-2.md"
   ;;
 bits)
   r=${2:-run12}; b=$(unpack $r)
