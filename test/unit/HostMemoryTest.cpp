@@ -51,3 +51,23 @@ TEST(HostMemory, KeepsFreedBuffersForTheNextStep) {
   EXPECT_EQ(mallinfo2().arena, heap) << "the heap grew instead of reusing the freed buffer";
   std::free(c);
 }
+
+// A step that frees more than 2 GiB at once (a 512-token prefill of a
+// 1.24e8-parameter GPT-2 frees 2.4 GiB): the heap keeps it too. A trim
+// threshold of 2 GiB (mallopt's largest value) gave it back, and the next
+// step faulted every page again. The buffer is not touched: the heap's
+// size is what is checked, not its pages.
+TEST(HostMemory, KeepsMoreThanTwoGiBFreedAtOnce) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's allocator replaces glibc's";
+#endif
+  std::string why;
+  ASSERT_TRUE(keepFreedHostMemory(why)) << why;
+  constexpr size_t kHuge = size_t(2304) << 20; // 2.25 GiB
+  void *a = std::malloc(kHuge);
+  ASSERT_NE(a, nullptr);
+  size_t heap = mallinfo2().arena;
+  ASSERT_GE(heap, kHuge) << "the main heap did not serve 2.25 GiB";
+  std::free(a);
+  EXPECT_EQ(mallinfo2().arena, heap) << "2.25 GiB freed at once went back to the kernel";
+}

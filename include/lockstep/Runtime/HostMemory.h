@@ -12,9 +12,11 @@
 // heap beyond 256 MiB free, which a prefill step frees.)
 // keepFreedHostMemory() makes the process keep what it frees for the next
 // step: the main heap serves every size (M_MMAP_MAX 0; other threads' arenas
-// still map what their heaps cannot hold), and its top is returned only
-// beyond 2 GiB free. Memory in use at the peak of a step stays with the
-// process, as a caching allocator's does.
+// still map what their heaps cannot hold), and its top is never returned
+// (M_TRIM_THRESHOLD -1: a threshold of 2 GiB, mallopt's largest, was still
+// crossed by a 512-token GPT-2 prefill step, which frees 2.4 GiB). Memory in
+// use at the peak of a step stays with the process, as a caching
+// allocator's does.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOCKSTEP_RUNTIME_HOSTMEMORY_H
