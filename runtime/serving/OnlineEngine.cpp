@@ -160,18 +160,22 @@ void OnlineEngine::loop() {
       break;
     }
     r.reason = message;
+    // The engine's books first, then the result: whoever gets it (a client
+    // that asks /health next, say) sees the request gone and its blocks free.
+    sched->forget(id);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      st.freeBlocks = kv.freeBlocks();
+      live.erase(id);
+      ++st.finished;
+      st.cancelled += why == FinishReason::Cancelled;
+      st.failed += why == FinishReason::Failed;
+      if (live.empty())
+        idle.notify_all();
+    }
     if (it->second.cb.onFinish)
       it->second.cb.onFinish(r, why);
-    sched->forget(id);
     active.erase(it);
-    std::lock_guard<std::mutex> lock(mu);
-    st.freeBlocks = kv.freeBlocks();
-    live.erase(id);
-    ++st.finished;
-    st.cancelled += why == FinishReason::Cancelled;
-    st.failed += why == FinishReason::Failed;
-    if (live.empty())
-      idle.notify_all();
   };
   // A model or scheduler failure: every request in flight fails, the cache
   // is emptied and a fresh scheduler takes over.

@@ -310,6 +310,36 @@ TEST_F(OnlineEngineTest, CancelAndStopFreeTheirBlocks) {
   EXPECT_FALSE(online->cancel(cancelled)) << "a finished request is not in flight";
 }
 
+// Whoever receives a result may ask for the stats at once (an HTTP client
+// reads /health after its completion): by then the request is out of the
+// books and its blocks are free. onFinish reads stats() itself, so this
+// does not depend on timing.
+TEST_F(OnlineEngineTest, StatsAreSettledWhenTheResultIsHandedOver) {
+  ASSERT_TRUE(start()) << error;
+  Request r = workload(1)[0];
+  r.prompt = {1, 2, 3, 4, 5, 6};
+  r.maxNewTokens = 3;
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  OnlineStats seen;
+  OnlineCallbacks cb;
+  cb.onFinish = [&](const RequestResult &, FinishReason) {
+    OnlineStats s = online->stats();
+    std::lock_guard<std::mutex> lock(m);
+    seen = s;
+    done = true;
+    cv.notify_all();
+  };
+  uint64_t id = 0;
+  ASSERT_EQ(online->submit(r, cb, id, error), SubmitStatus::Accepted) << error;
+  std::unique_lock<std::mutex> lock(m);
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return done; }));
+  EXPECT_EQ(seen.inFlight, 0);
+  EXPECT_EQ(seen.finished, 1);
+  EXPECT_EQ(seen.freeBlocks, seen.totalBlocks);
+}
+
 TEST_F(OnlineEngineTest, QueueIsBoundedAndDrains) {
   ASSERT_TRUE(start(2)) << error;
   model.setOpen(false); // every step waits
