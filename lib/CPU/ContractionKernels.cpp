@@ -19,7 +19,9 @@ static_assert(kCpuLanes == 8, "transpose8x8 and the strips assume 8 f32 lanes");
 
 namespace {
 constexpr int64_t kPanel = 4096;             // columns of a few-rows work item
-constexpr int64_t kMaxPackBytes = 64 * 1024; // the largest packed weight panel
+constexpr int64_t kMaxPackBytes = 64 * 1024; // the largest packed column tile
+constexpr int64_t kMaxGroupPackBytes = 256 * 1024; // the largest packed group of tiles
+constexpr int64_t kMinItems = 16;            // work items a contraction is cut into, at least
 constexpr int64_t kStripGroups = 2;          // vectors of columns a transposed strip holds
 } // namespace
 
@@ -80,32 +82,54 @@ CpuContractionKernels::CpuContractionKernels(const Contraction &c, ArrayRef<Valu
   outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
 }
 
-/// Many rows: a work item per (batch point, column tile), which packs its
-/// columns of the weights (when k is static and they fit) and runs its
-/// row tiles over them in turn.
+/// Many rows: a work item per (batch point, group of column tiles), which
+/// packs its tiles of the weights (when k is static and a tile fits),
+/// reading each weight row's columns of the group as one sequential run,
+/// and runs its row tiles over each column tile in turn.
 void CpuContractionKernels::buildTiles(OpBuilder &bld, Location loc) {
+  // Column tiles a work item takes: as many as fit in kMaxGroupPackBytes,
+  // fewer when the contraction has too few tiles to give every thread
+  // kMinItems items or so. The group only decides which outputs a work
+  // item computes, never how any output is folded.
+  bool packs = canPackColumns(c, cols);
+  int64_t gMax = packs ? std::max<int64_t>(1, kMaxGroupPackBytes / (c.length * cols * 4)) : 1;
+  Value colsC = cstIndex(bld, loc, cols), rowsC = cstIndex(bld, loc, rows);
+  Value one = cstIndex(bld, loc, 1);
+  Value nTiles = arith::CeilDivUIOp::create(bld, loc, sizes[c.n], colsC);
+  Value points = one;
+  for (unsigned d : c.batch)
+    points = arith::MulIOp::create(bld, loc, points, sizes[d]);
+  Value group = arith::DivUIOp::create(bld, loc, arith::MulIOp::create(bld, loc, points, nTiles),
+                                       cstIndex(bld, loc, kMinItems));
+  group = arith::MaxUIOp::create(bld, loc, arith::MinUIOp::create(bld, loc, group,
+                                                                  cstIndex(bld, loc, gMax)),
+                                 one);
+  Value span = arith::MulIOp::create(bld, loc, group, colsC);
   SmallVector<Value> extents;
   for (unsigned d : c.batch)
     extents.push_back(sizes[d]);
-  Value colsC = cstIndex(bld, loc, cols), rowsC = cstIndex(bld, loc, rows);
-  extents.push_back(arith::CeilDivUIOp::create(bld, loc, sizes[c.n], colsC));
+  extents.push_back(arith::CeilDivUIOp::create(bld, loc, sizes[c.n], span));
   Value mTiles = arith::CeilDivUIOp::create(bld, loc, sizes[c.m], rowsC);
   auto [sb, idx] = parallelOver(bld, loc, extents);
   SmallVector<Value> dims(sizes.size());
   for (auto [i, d] : llvm::enumerate(c.batch))
     dims[d] = idx[i];
-  Value n0 = arith::MulIOp::create(sb, loc, idx.back(), colsC);
-  Value nFull = arith::AddIOp::create(sb, loc, n0, colsC);
-  Value nEnd = arith::MinUIOp::create(sb, loc, nFull, sizes[c.n]);
-  Value colsIn = arith::CmpIOp::create(sb, loc, arith::CmpIPredicate::ule, nFull, sizes[c.n]);
-  auto colBranch = scf::IfOp::create(sb, loc, colsIn, /*withElse=*/true);
+  Value n0 = arith::MulIOp::create(sb, loc, idx.back(), span);
+  Value nEnd = arith::MinUIOp::create(sb, loc, arith::AddIOp::create(sb, loc, n0, span),
+                                      sizes[c.n]);
+  // Whole column tiles [n0, nFull), then the last columns, fewer than a
+  // tile, each folded alone.
+  Value full = arith::DivUIOp::create(sb, loc, arith::SubIOp::create(sb, loc, nEnd, n0), colsC);
+  Value nFull = arith::AddIOp::create(sb, loc, n0, arith::MulIOp::create(sb, loc, full, colsC));
+  Value pack = packs ? packGroup(sb, loc, dims, n0, full, group) : Value();
+  auto tileLoop = scf::ForOp::create(sb, loc, cstIndex(sb, loc, 0), full, one);
   {
-    OpBuilder tb = OpBuilder::atBlockTerminator(&colBranch.getThenRegion().front());
-    Value pack = packPanel(tb, loc, dims, n0);
-    auto tilesLoop =
-        scf::ForOp::create(tb, loc, cstIndex(tb, loc, 0), mTiles, cstIndex(tb, loc, 1));
-    OpBuilder lb = OpBuilder::atBlockTerminator(tilesLoop.getBody());
-    Value m0 = arith::MulIOp::create(lb, loc, tilesLoop.getInductionVar(), rowsC);
+    OpBuilder tb = OpBuilder::atBlockTerminator(tileLoop.getBody());
+    Value t = tileLoop.getInductionVar();
+    Value nt = arith::AddIOp::create(tb, loc, n0, arith::MulIOp::create(tb, loc, t, colsC));
+    auto rowTiles = scf::ForOp::create(tb, loc, cstIndex(tb, loc, 0), mTiles, one);
+    OpBuilder lb = OpBuilder::atBlockTerminator(rowTiles.getBody());
+    Value m0 = arith::MulIOp::create(lb, loc, rowTiles.getInductionVar(), rowsC);
     Value mFull = arith::AddIOp::create(lb, loc, m0, rowsC);
     // A whole tile, or its rows one at a time.
     Value rowsIn =
@@ -116,16 +140,15 @@ void CpuContractionKernels::buildTiles(OpBuilder &bld, Location loc) {
     for (int64_t r = 0; r < rows; ++r)
       rowIdx.push_back(
           r == 0 ? m0 : arith::AddIOp::create(fb, loc, m0, cstIndex(fb, loc, r)).getResult());
-    vectorTile(fb, loc, dims, rowIdx, n0, pack);
+    vectorTile(fb, loc, dims, rowIdx, nt, pack, t);
     OpBuilder eb = OpBuilder::atBlockTerminator(&rowBranch.getElseRegion().front());
-    auto each = scf::ForOp::create(eb, loc, m0, sizes[c.m], cstIndex(eb, loc, 1));
+    auto each = scf::ForOp::create(eb, loc, m0, sizes[c.m], one);
     OpBuilder rb = OpBuilder::atBlockTerminator(each.getBody());
-    vectorTile(rb, loc, dims, {each.getInductionVar()}, n0, pack);
-    if (pack)
-      memref::DeallocOp::create(tb, loc, pack);
+    vectorTile(rb, loc, dims, {each.getInductionVar()}, nt, pack, t);
   }
-  OpBuilder cb = OpBuilder::atBlockTerminator(&colBranch.getElseRegion().front());
-  scalarTile(cb, loc, dims, cstIndex(cb, loc, 0), sizes[c.m], n0, nEnd);
+  scalarTile(sb, loc, dims, cstIndex(sb, loc, 0), sizes[c.m], nFull, nEnd);
+  if (pack)
+    memref::DeallocOp::create(sb, loc, pack);
 }
 
 /// The work item of a few-rows form: an scf.parallel over (batch point,
@@ -212,34 +235,45 @@ Value CpuContractionKernels::fma(OpBuilder &bld, Location loc, Value xs, Value y
                     : math::FmaOp::create(bld, loc, y, xs, acc);
 }
 
-/// B[k, n0 : n0 + cols] for every k, copied into a [k, cols] buffer of
-/// the work item, freed at its end (a column tile of a weight is read
-/// once per work item, not once per row tile, and the tiles' loads stay
-/// in cache instead of falling a row stride apart into the same sets);
-/// null when it cannot be packed (canPackColumns). Weights whose columns are
-/// contiguous are copied a vector at a time, others by packTransposed.
-Value CpuContractionKernels::packPanel(OpBuilder &bld, Location loc, SmallVector<Value> dims,
-                                       Value n0) {
-  if (!canPackColumns(c, cols))
-    return nullptr;
-  auto type = MemRefType::get({c.length, cols}, bld.getF32Type());
+/// The `tiles` column tiles of the weights from n0, B[k, n0 + t·cols : n0 +
+/// (t + 1)·cols] for every k, copied into a [group, k, cols] buffer of the
+/// work item, freed at its end (a column tile of a weight is read once per
+/// work item, not once per row tile, and the tiles' loads stay in cache
+/// instead of falling a row stride apart into the same sets). Weights whose
+/// columns are contiguous are copied k outermost, so that each weight row's
+/// columns of the group are read as one sequential run; others by
+/// packTransposed, a tile at a time.
+Value CpuContractionKernels::packGroup(OpBuilder &bld, Location loc, SmallVector<Value> dims,
+                                       Value n0, Value tiles, Value group) {
+  auto type = MemRefType::get({ShapedType::kDynamic, c.length, cols}, bld.getF32Type());
   // Heap, not stack: an alloca in a work item's loop would grow the stack
   // with every item.
-  Value pack = memref::AllocOp::create(bld, loc, type, /*alignment=*/bld.getI64IntegerAttr(64));
-  auto vt = VectorType::get({kCpuLanes}, bld.getF32Type());
+  Value pack = memref::AllocOp::create(bld, loc, type, ValueRange{group},
+                                       /*alignment=*/bld.getI64IntegerAttr(64));
+  Value zero = cstIndex(bld, loc, 0), one = cstIndex(bld, loc, 1);
+  Value colsC = cstIndex(bld, loc, cols);
   if (layout != WeightLayout::Columns) {
-    packTransposed(bld, loc, dims, n0, pack);
+    auto tileLoop = scf::ForOp::create(bld, loc, zero, tiles, one);
+    OpBuilder tb = OpBuilder::atBlockTerminator(tileLoop.getBody());
+    Value t = tileLoop.getInductionVar();
+    packTransposed(tb, loc, dims,
+                   arith::AddIOp::create(tb, loc, n0, arith::MulIOp::create(tb, loc, t, colsC)),
+                   pack, t);
     return pack;
   }
-  auto loop =
-      scf::ForOp::create(bld, loc, cstIndex(bld, loc, 0), sizes[c.k], cstIndex(bld, loc, 1));
-  OpBuilder lb = OpBuilder::atBlockTerminator(loop.getBody());
-  dims[c.k] = loop.getInductionVar();
+  auto vt = VectorType::get({kCpuLanes}, bld.getF32Type());
+  auto kLoop = scf::ForOp::create(bld, loc, zero, sizes[c.k], one);
+  OpBuilder kb = OpBuilder::atBlockTerminator(kLoop.getBody());
+  dims[c.k] = kLoop.getInductionVar();
+  auto tileLoop = scf::ForOp::create(kb, loc, zero, tiles, one);
+  OpBuilder lb = OpBuilder::atBlockTerminator(tileLoop.getBody());
+  Value t = tileLoop.getInductionVar();
+  Value nt = arith::AddIOp::create(lb, loc, n0, arith::MulIOp::create(lb, loc, t, colsC));
   for (int64_t v = 0; v < cols / kCpuLanes; ++v) {
     Value col = cstIndex(lb, loc, v * kCpuLanes);
-    dims[c.n] = arith::AddIOp::create(lb, loc, n0, col);
+    dims[c.n] = arith::AddIOp::create(lb, loc, nt, col);
     Value y = vector::LoadOp::create(lb, loc, vt, b, indicesOf(lb, loc, bMap, dims));
-    vector::StoreOp::create(lb, loc, y, pack, ValueRange{loop.getInductionVar(), col});
+    vector::StoreOp::create(lb, loc, y, pack, ValueRange{t, kLoop.getInductionVar(), col});
   }
   return pack;
 }
@@ -248,7 +282,8 @@ Value CpuContractionKernels::packPanel(OpBuilder &bld, Location loc, SmallVector
 /// reading the weights from `pack` when there is one. `dims` holds the
 /// batch dims.
 void CpuContractionKernels::vectorTile(OpBuilder &bld, Location loc, SmallVector<Value> dims,
-                                       ArrayRef<Value> rowIdx, Value n0, Value pack) {
+                                       ArrayRef<Value> rowIdx, Value n0, Value pack,
+                                       Value tile) {
   auto vt = VectorType::get({kCpuLanes}, bld.getF32Type());
   int64_t nv = cols / kCpuLanes;
   SmallVector<Value> colIdx, packCol;
@@ -274,7 +309,8 @@ void CpuContractionKernels::vectorTile(OpBuilder &bld, Location loc, SmallVector
     SmallVector<Value> ys;
     for (int64_t v = 0; v < nv; ++v) {
       dims[c.n] = colIdx[v];
-      ys.push_back(pack ? vector::LoadOp::create(lb, loc, vt, pack, ValueRange{k, packCol[v]})
+      ys.push_back(pack ? vector::LoadOp::create(lb, loc, vt, pack,
+                                                          ValueRange{tile, k, packCol[v]})
                         : vector::LoadOp::create(lb, loc, vt, b, indicesOf(lb, loc, bMap, dims)));
     }
     SmallVector<Value> next;
@@ -322,7 +358,7 @@ void CpuContractionKernels::scalarTile(OpBuilder &bld, Location loc, SmallVector
 /// and transposed in registers, the last k % 8 (and Other weights) an
 /// element at a time.
 void CpuContractionKernels::packTransposed(OpBuilder &bld, Location loc, SmallVector<Value> dims,
-                                           Value n0, Value pack) {
+                                           Value n0, Value pack, Value tile) {
   int64_t kBlocks = layout == WeightLayout::Transposed ? c.length / kCpuLanes * kCpuLanes : 0;
   Value zero = cstIndex(bld, loc, 0), one = cstIndex(bld, loc, 1);
   if (kBlocks) {
@@ -336,7 +372,7 @@ void CpuContractionKernels::packTransposed(OpBuilder &bld, Location loc, SmallVe
       SmallVector<Value> block = weightBlock(kb, loc, dims, n, k0);
       for (int64_t kk = 0; kk < kCpuLanes; ++kk) {
         Value k = kk ? arith::AddIOp::create(kb, loc, k0, cstIndex(kb, loc, kk)).getResult() : k0;
-        vector::StoreOp::create(kb, loc, block[kk], pack, ValueRange{k, col});
+        vector::StoreOp::create(kb, loc, block[kk], pack, ValueRange{tile, k, col});
       }
     }
   }
@@ -350,7 +386,7 @@ void CpuContractionKernels::packTransposed(OpBuilder &bld, Location loc, SmallVe
   dims[c.k] = kLoop.getInductionVar();
   Value y = memref::LoadOp::create(kb, loc, b, indicesOf(kb, loc, bMap, dims));
   memref::StoreOp::create(kb, loc, y, pack,
-                          ValueRange{kLoop.getInductionVar(), colLoop.getInductionVar()});
+                          ValueRange{tile, kLoop.getInductionVar(), colLoop.getInductionVar()});
 }
 
 /// Transposed weights W[n : n + 8, k : k + 8] as 8 vectors, the i-th

@@ -9,11 +9,13 @@
 // ONNX lowering orders it). Fewer than 4 rows: a work item per panel of
 // 4096 columns, k outermost, each row's X[t, k] broadcast and folded into
 // Y in memory 8 columns at a time, the last 4 columns one at a time with
-// the body's scalar fma. Otherwise a work item per column tile of 16: its
-// 64 x 16 weights packed, then 4 x 16 tiles in 8 vector accumulators over
-// k from 0 to 64, the last T mod 4 rows a row at a time; the second column
-// tile (columns 16 to 20, past the end) folds each output alone. The body
-// is fma(w, x, acc), so every vector fma keeps the weight first.
+// the body's scalar fma. Otherwise a work item per group of column tiles
+// of 16 (as many as 256 KiB of packed weights hold, 64 here, fewer when
+// there are not 16 work items' worth: one here): its whole tiles' 64 x 16
+// weights packed, k outermost, then 4 x 16 tiles in 8 vector accumulators
+// over k from 0 to 64, the last T mod 4 rows a row at a time; the columns
+// after the last whole tile (16 to 20) fold each output alone. The body is
+// fma(w, x, acc), so every vector fma keeps the weight first.
 // CHECK-LABEL: func.func @edge
 // CHECK: %[[T:.*]] = memref.dim %arg0, %c0
 // CHECK: %[[FEW:.*]] = arith.cmpi ult, %[[T]], %c4
@@ -34,21 +36,29 @@
 // CHECK: math.fma %{{.*}}, %[[XV]], %{{.*}} : f32
 // CHECK: scf.reduce
 // CHECK: } else {
-// CHECK: arith.ceildivui %c20, %c16
+// CHECK: %[[NT:.*]] = arith.ceildivui %c20, %c16
+// CHECK: %[[WANT:.*]] = arith.divui %{{.*}}, %c16
+// CHECK: %[[CAP:.*]] = arith.minui %[[WANT]], %c64
+// CHECK: %[[G:.*]] = arith.maxui %[[CAP]], %c1
+// CHECK: %[[SPAN:.*]] = arith.muli %[[G]], %c16
+// CHECK: arith.ceildivui %c20, %[[SPAN]]
 // CHECK: %[[MT:.*]] = arith.ceildivui %[[T]], %c4
 // CHECK: scf.parallel (%[[C:.*]]) =
-// CHECK: %[[C0:.*]] = arith.muli %[[C]], %c16
-// CHECK: %[[CE:.*]] = arith.addi %[[C0]], %c16
-// CHECK: %[[IN:.*]] = arith.cmpi ule, %[[CE]], %c20
-// CHECK: scf.if %[[IN]] {
-// CHECK: %[[PACK:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x16xf32>
-// CHECK: scf.for
-// CHECK-COUNT-2: vector.store %{{.*}}, %[[PACK]]
+// CHECK: %[[C0:.*]] = arith.muli %[[C]], %[[SPAN]]
+// CHECK: %[[CE:.*]] = arith.addi %[[C0]], %[[SPAN]]
+// CHECK: %[[END:.*]] = arith.minui %[[CE]], %c20
+// CHECK: %[[FULL:.*]] = arith.divui %{{.*}}, %c16
+// CHECK: %[[NF:.*]] = arith.addi %[[C0]],
+// CHECK: %[[PACK:.*]] = memref.alloc(%[[G]]) {alignment = 64 : i64} : memref<?x64x16xf32>
+// CHECK: scf.for %[[PK:.*]] = %{{.*}} to %c64 step
+// CHECK: scf.for %[[PT:.*]] = %{{.*}} to %[[FULL]] step
+// CHECK-COUNT-2: vector.store %{{.*}}, %[[PACK]][%[[PT]], %[[PK]], %{{.*}}]
+// CHECK: scf.for %[[TT:.*]] = %{{.*}} to %[[FULL]] step
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[MT]] step
 // CHECK: scf.if
 // CHECK-COUNT-8: vector.load %arg2
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c64 step %{{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
-// CHECK-COUNT-2: vector.load %[[PACK]]
+// CHECK-COUNT-2: vector.load %[[PACK]][%[[TT]],
 // CHECK: vector.broadcast
 // CHECK-COUNT-2: math.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK-COUNT-3: vector.broadcast
@@ -58,16 +68,15 @@
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[T]] step
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>)
 // CHECK-COUNT-2: math.fma {{.*}} : vector<8xf32>
-// CHECK: memref.dealloc %[[PACK]]
-// CHECK: } else {
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %[[T]]
-// CHECK: scf.for %{{.*}} = %[[C0]] to
+// CHECK: scf.for %{{.*}} = %[[NF]] to %[[END]]
 // CHECK: scf.for {{.*}} -> (f32)
 // CHECK: math.fma {{.*}} : f32
+// CHECK: memref.dealloc %[[PACK]]
 // CHECK-NOT: linalg.generic
 // SMALL-LABEL: func.func @edge
 // SMALL: arith.cmpi ult, %{{.*}}, %c2
-// SMALL: memref.alloc() {alignment = 64 : i64} : memref<64x8xf32>
+// SMALL: memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x64x8xf32>
 // SMALL: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>) {
 func.func @edge(%x: memref<?x64xf32>, %w: memref<64x20xf32>, %y: memref<?x20xf32>) {
   linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "reduction", "parallel"]}
@@ -83,8 +92,8 @@ func.func @edge(%x: memref<?x64xf32>, %w: memref<64x20xf32>, %y: memref<?x20xf32
 
 // A chunk's partial, Y[1, T, 3, 64] = fold over k of X[1, T, 3, 256] and
 // W[3, 256, 64], k its fourth loop: the chunk dim j (and the unit dim) are
-// batch dims, so a work item is one (unit, j, panel) or (unit, j, column
-// tile), delinearized from one parallel dim with j before the columns. The
+// batch dims, so a work item is one (unit, j, panel) or (unit, j, group of column
+// tiles), delinearized from one parallel dim with j before the columns. The
 // fold runs over k in [0, 256) within the chunk, and nothing combines
 // chunks here.
 #xp = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
@@ -102,7 +111,7 @@ func.func @edge(%x: memref<?x64xf32>, %w: memref<64x20xf32>, %y: memref<?x20xf32
 // CHECK: arith.remui %{{.*}}, %c3
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c256 step
 // CHECK: } else {
-// CHECK: memref.alloc() {alignment = 64 : i64} : memref<256x16xf32>
+// CHECK: memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x256x16xf32>
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c256 step %{{.*}} iter_args
 func.func @partial(%x: memref<1x?x3x256xf32>, %w: memref<3x256x64xf32>, %y: memref<1x?x3x64xf32>) {
   linalg.generic {indexing_maps = [#xp, #wp, #yp],
@@ -150,16 +159,17 @@ func.func @partial(%x: memref<1x?x3x256xf32>, %w: memref<3x256x64xf32>, %y: memr
 // CHECK: math.fma {{.*}} : f32
 // CHECK: } else {
 // CHECK: scf.parallel
-// CHECK: %[[PACK:.*]] = memref.alloc() {alignment = 64 : i64} : memref<68x16xf32>
+// CHECK: %[[PACK:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x68x16xf32>
+// CHECK: scf.for %[[PT:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: scf.for %[[K0:.*]] = %{{.*}} to %c64 step %c8
 // CHECK: vector.load %arg1[%{{.*}}, %[[K0]]] : memref<40x68xf32>, vector<8xf32>
 // CHECK-COUNT-24: vector.shuffle
-// CHECK: vector.store %{{.*}}, %[[PACK]][%[[K0]], %{{.*}}]
+// CHECK: vector.store %{{.*}}, %[[PACK]][%[[PT]], %[[K0]], %{{.*}}]
 // CHECK: scf.for %[[J:.*]] = %{{.*}} to %c16{{.*}} step
 // CHECK: %[[N:.*]] = arith.addi %{{.*}}, %[[J]]
 // CHECK: scf.for %[[K:.*]] = %c64{{.*}} to %c68 step
 // CHECK: %[[V:.*]] = memref.load %arg1[%[[N]], %[[K]]] : memref<40x68xf32>
-// CHECK: memref.store %[[V]], %[[PACK]][%[[K]], %[[J]]]
+// CHECK: memref.store %[[V]], %[[PACK]][%[[PT]], %[[K]], %[[J]]]
 // CHECK: iter_args
 // CHECK: vector.load %[[PACK]]
 // CHECK: math.fma {{.*}} : vector<8xf32>

@@ -40,9 +40,10 @@ public:
   CpuContractionKernels(const Contraction &c, llvm::ArrayRef<mlir::Value> sizes, int64_t rows,
                         int64_t cols, bool inputFirst, WeightLayout layout);
 
-  /// Many rows: an scf.parallel over (batch point, column tile of `cols`);
-  /// each work item packs its columns of the weights `[k, cols]` (when
-  /// canPackColumns) and runs its `rows` x `cols` register tiles over them.
+  /// Many rows: an scf.parallel over (batch point, group of column tiles of
+  /// `cols`); each work item packs its tiles of the weights `[tile, k, cols]`
+  /// (when canPackColumns), each weight row's columns of the group read as
+  /// one run, and runs its `rows` x `cols` register tiles over them.
   void buildTiles(mlir::OpBuilder &b, mlir::Location loc);
 
   /// Few rows (decode), Columns weights: an scf.parallel over (batch point,
@@ -76,12 +77,14 @@ private:
   mlir::Value startOf(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange outIdx);
   mlir::Value fma(mlir::OpBuilder &b, mlir::Location loc, mlir::Value xs, mlir::Value y,
                   mlir::Value acc);
-  mlir::Value packPanel(mlir::OpBuilder &b, mlir::Location loc,
-                        llvm::SmallVector<mlir::Value> dims, mlir::Value n0);
+  mlir::Value packGroup(mlir::OpBuilder &b, mlir::Location loc,
+                        llvm::SmallVector<mlir::Value> dims, mlir::Value n0, mlir::Value tiles,
+                        mlir::Value group);
   void packTransposed(mlir::OpBuilder &b, mlir::Location loc, llvm::SmallVector<mlir::Value> dims,
-                      mlir::Value n0, mlir::Value pack);
+                      mlir::Value n0, mlir::Value pack, mlir::Value tile);
   void vectorTile(mlir::OpBuilder &b, mlir::Location loc, llvm::SmallVector<mlir::Value> dims,
-                  llvm::ArrayRef<mlir::Value> rowIdx, mlir::Value n0, mlir::Value pack);
+                  llvm::ArrayRef<mlir::Value> rowIdx, mlir::Value n0, mlir::Value pack,
+                  mlir::Value tile);
   void scalarTile(mlir::OpBuilder &b, mlir::Location loc, llvm::SmallVector<mlir::Value> dims,
                   mlir::Value m0, mlir::Value mEnd, mlir::Value n0, mlir::Value nEnd);
   void transposedStrip(mlir::OpBuilder &b, mlir::Location loc, llvm::SmallVector<mlir::Value> dims,

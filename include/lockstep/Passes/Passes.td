@@ -605,14 +605,22 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
     order; the last k mod 8 values are gathered a column at a time. A
     strip's weights stay in cache from one row to the next.
 
-    Otherwise an `scf.parallel` of one dim over (batch point, column tile of
-    `cols`): a work item copies its columns of the weights `B[k, n0:n0+cols]`
-    for all k into a heap buffer `[k, cols]` (when k is static and the
-    buffer is at most 64 KiB: it is then read from cache by every row tile
-    instead of a row stride apart, where the loads of a power-of-two stride
-    fall into the same cache sets; transposed weights are copied in the
-    same 8 x 8 transposed blocks, the last k mod 8 an element at a time),
-    then runs its row tiles in turn. A tile of `rows` x
+    Otherwise an `scf.parallel` of one dim over (batch point, group of G
+    column tiles of `cols`): a work item copies its whole tiles of the
+    weights `B[k, n0 + t·cols : n0 + (t+1)·cols]` for all k into a heap
+    buffer `[G, k, cols]` (when k is static and one tile is at most 64 KiB:
+    it is then read from cache by every row tile instead of a row stride
+    apart, where the loads of a power-of-two stride fall into the same
+    cache sets), k outermost, so that each weight row's columns of the
+    group are read as one sequential run; transposed weights are copied a
+    tile at a time in the same 8 x 8 transposed blocks, the last k mod 8 an
+    element at a time. Then it runs the row tiles of each column tile in
+    turn. G is chosen at run time: as many tiles as 256 KiB of packed
+    weights hold, fewer when the contraction has fewer than 16 groups'
+    worth of (batch point, tile) pairs, so that threads still share it; the
+    columns after a group's last whole tile fold each output alone. (With
+    one tile a work item, a decode step of 8 rows read one 64-byte line of
+    each of k weight rows a page apart per item, at a few GB/s.) A tile of `rows` x
     `cols` outputs is held in `vector<8xf32>` accumulators, `scf.for`
     iter_args loaded from the output; for each k in increasing order, from
     0, every row's `A[m, k]` is broadcast, the weights' vectors loaded, and
@@ -641,9 +649,9 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
     Example: `Y[t, n] = fold_k fma(X[t, k], W[k, n], Y[t, n])` with
     `rows=4 cols=16` becomes `scf.if (T < 4) { scf.parallel (%p) = (0) to
     (ceil(N/4096)) { scf.for %k { scf.for %t { scf.for %n step 8 {...} } } }
-    } else { scf.parallel (%nt) = (0) to (ceil(N/16)) { pack; scf.for %mt
-    { scf.if (full tile) { scf.for %k iter_args(8 x vector<8xf32>) } else
-    {a row at a time} } } }`.
+    } else { scf.parallel (%g) = (0) to (ceil(N/(16·G))) { pack; scf.for %nt
+    { scf.for %mt { scf.if (full tile) { scf.for %k iter_args(8 x
+    vector<8xf32>) } else {a row at a time} } }; last columns alone } }`.
   }];
   let options = [
     Option<"rows", "rows", "int64_t", /*default=*/"4",
