@@ -22,6 +22,7 @@ constexpr int64_t kPanel = 4096;             // columns of a few-rows work item
 constexpr int64_t kMaxPackBytes = 64 * 1024; // the largest packed column tile
 constexpr int64_t kMaxGroupPackBytes = 256 * 1024; // the largest packed group of tiles
 constexpr int64_t kMinItems = 16;            // work items a contraction is cut into, at least
+constexpr int64_t kPanelSteps = 4;           // values of k a panel folds per pass over its outputs
 constexpr int64_t kStripGroups = 2;          // vectors of columns a transposed strip holds
 } // namespace
 
@@ -177,7 +178,10 @@ CpuContractionKernels::PanelItem CpuContractionKernels::panelItem(OpBuilder &bld
 
 /// Few rows (decode): a work item per (batch point, panel of kPanel
 /// columns), which streams its rows of the weights once, k outermost,
-/// folding into the outputs in memory, a vector of columns at a time.
+/// folding into the outputs in memory, a vector of columns at a time:
+/// kPanelSteps consecutive values of k per pass over the outputs (each
+/// output loaded once, folded over them in increasing k, stored once),
+/// then the last k mod kPanelSteps one at a time.
 void CpuContractionKernels::buildPanels(OpBuilder &bld, Location loc) {
   PanelItem item = panelItem(bld, loc);
   OpBuilder &pb = item.b;
@@ -190,32 +194,60 @@ void CpuContractionKernels::buildPanels(OpBuilder &bld, Location loc) {
       pb, loc, n0,
       arith::MulIOp::create(pb, loc, arith::DivUIOp::create(pb, loc, span, lanes), lanes));
   Value one = cstIndex(pb, loc, 1);
-  auto kLoop = scf::ForOp::create(pb, loc, cstIndex(pb, loc, 0), sizes[c.k], one);
-  OpBuilder kb = OpBuilder::atBlockTerminator(kLoop.getBody());
-  dims[c.k] = kLoop.getInductionVar();
-  auto rowLoop = scf::ForOp::create(kb, loc, cstIndex(kb, loc, 0), sizes[c.m], one);
-  OpBuilder rb = OpBuilder::atBlockTerminator(rowLoop.getBody());
-  dims[c.m] = rowLoop.getInductionVar();
-  Value x = memref::LoadOp::create(rb, loc, a, indicesOf(rb, loc, aMap, dims));
-  auto vt = VectorType::get({kCpuLanes}, rb.getF32Type());
-  Value xs = vector::BroadcastOp::create(rb, loc, vt, x);
-  auto vecLoop = scf::ForOp::create(rb, loc, n0, nVec, lanes);
+  Value stepsC = cstIndex(pb, loc, kPanelSteps);
+  Value kSteps = arith::MulIOp::create(
+      pb, loc, arith::DivUIOp::create(pb, loc, sizes[c.k], stepsC), stepsC);
+  auto vt = VectorType::get({kCpuLanes}, pb.getF32Type());
+  // Folds k0, k0 + 1, ..., k0 + steps - 1 into every output of the rows.
+  auto foldSteps = [&](OpBuilder &kb, Value k0, int64_t steps) {
+    auto rowLoop = scf::ForOp::create(kb, loc, cstIndex(kb, loc, 0), sizes[c.m], one);
+    OpBuilder rb = OpBuilder::atBlockTerminator(rowLoop.getBody());
+    dims[c.m] = rowLoop.getInductionVar();
+    SmallVector<Value> ks, xs;
+    for (int64_t u = 0; u < steps; ++u) {
+      ks.push_back(u ? arith::AddIOp::create(rb, loc, k0, cstIndex(rb, loc, u)).getResult() : k0);
+      dims[c.k] = ks.back();
+      xs.push_back(memref::LoadOp::create(rb, loc, a, indicesOf(rb, loc, aMap, dims)));
+    }
+    SmallVector<Value> xv;
+    for (Value x : xs)
+      xv.push_back(vector::BroadcastOp::create(rb, loc, vt, x));
+    auto vecLoop = scf::ForOp::create(rb, loc, n0, nVec, lanes);
+    {
+      OpBuilder vb = OpBuilder::atBlockTerminator(vecLoop.getBody());
+      dims[c.n] = vecLoop.getInductionVar();
+      SmallVector<Value> outIdx = indicesOf(vb, loc, outMap, dims);
+      Value acc = vector::LoadOp::create(vb, loc, vt, out, outIdx);
+      for (int64_t u = 0; u < steps; ++u) {
+        dims[c.k] = ks[u];
+        Value y = vector::LoadOp::create(vb, loc, vt, b, indicesOf(vb, loc, bMap, dims));
+        acc = fma(vb, loc, xv[u], y, acc);
+      }
+      vector::StoreOp::create(vb, loc, acc, out, outIdx);
+    }
+    auto restLoop = scf::ForOp::create(rb, loc, nVec, nEnd, one);
+    {
+      OpBuilder sb = OpBuilder::atBlockTerminator(restLoop.getBody());
+      dims[c.n] = restLoop.getInductionVar();
+      SmallVector<Value> outIdx = indicesOf(sb, loc, outMap, dims);
+      Value acc = memref::LoadOp::create(sb, loc, out, outIdx);
+      for (int64_t u = 0; u < steps; ++u) {
+        dims[c.k] = ks[u];
+        Value y = memref::LoadOp::create(sb, loc, b, indicesOf(sb, loc, bMap, dims));
+        acc = lockstep::applyBody(sb, c.op, xs[u], y, acc);
+      }
+      memref::StoreOp::create(sb, loc, acc, out, outIdx);
+    }
+  };
+  auto blocks = scf::ForOp::create(pb, loc, cstIndex(pb, loc, 0), kSteps, stepsC);
   {
-    OpBuilder vb = OpBuilder::atBlockTerminator(vecLoop.getBody());
-    dims[c.n] = vecLoop.getInductionVar();
-    SmallVector<Value> outIdx = indicesOf(vb, loc, outMap, dims);
-    Value y = vector::LoadOp::create(vb, loc, vt, b, indicesOf(vb, loc, bMap, dims));
-    Value acc = vector::LoadOp::create(vb, loc, vt, out, outIdx);
-    vector::StoreOp::create(vb, loc, fma(vb, loc, xs, y, acc), out, outIdx);
+    OpBuilder kb = OpBuilder::atBlockTerminator(blocks.getBody());
+    foldSteps(kb, blocks.getInductionVar(), kPanelSteps);
   }
-  auto restLoop = scf::ForOp::create(rb, loc, nVec, nEnd, one);
+  auto rest = scf::ForOp::create(pb, loc, kSteps, sizes[c.k], one);
   {
-    OpBuilder sb = OpBuilder::atBlockTerminator(restLoop.getBody());
-    dims[c.n] = restLoop.getInductionVar();
-    SmallVector<Value> outIdx = indicesOf(sb, loc, outMap, dims);
-    Value y = memref::LoadOp::create(sb, loc, b, indicesOf(sb, loc, bMap, dims));
-    Value acc = memref::LoadOp::create(sb, loc, out, outIdx);
-    memref::StoreOp::create(sb, loc, lockstep::applyBody(sb, c.op, x, y, acc), out, outIdx);
+    OpBuilder kb = OpBuilder::atBlockTerminator(rest.getBody());
+    foldSteps(kb, rest.getInductionVar(), 1);
   }
 }
 

@@ -7,9 +7,11 @@
 
 // A projection Y[T, 20] = X[T, 64] W[64, 20] (k between t and n, as the
 // ONNX lowering orders it). Fewer than 4 rows: a work item per panel of
-// 4096 columns, k outermost, each row's X[t, k] broadcast and folded into
-// Y in memory 8 columns at a time, the last 4 columns one at a time with
-// the body's scalar fma. Otherwise a work item per group of column tiles
+// 4096 columns, k outermost in steps of 4, each row's X[t, k..k+3]
+// broadcast and folded in order into Y, which is loaded and stored once
+// per step, 8 columns at a time, the last 4 columns one at a time with the
+// body's scalar fma; then the last 64 mod 4 values of k one at a time (none
+// here). Otherwise a work item per group of column tiles
 // of 16 (as many as 256 KiB of packed weights hold, 64 here, fewer when
 // there are not 16 work items' worth: one here): its whole tiles' 64 x 16
 // weights packed, k outermost, then 4 x 16 tiles in 8 vector accumulators
@@ -23,17 +25,30 @@
 // CHECK: arith.ceildivui %c20, %c4096
 // CHECK: scf.parallel (%[[P:.*]]) =
 // CHECK: %[[N0:.*]] = arith.muli %[[P]], %c4096
-// CHECK: scf.for %[[K:.*]] = %{{.*}} to %c64 step
+// CHECK: %[[K4:.*]] = arith.muli %{{.*}}, %c4
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %[[K4]] step %c4
 // CHECK: scf.for %[[R:.*]] = %{{.*}} to %[[T]] step
 // CHECK: %[[XV:.*]] = memref.load %arg0[%[[R]], %[[K]]]
+// CHECK: %[[K1:.*]] = arith.addi %[[K]], %c1
+// CHECK: %[[XV1:.*]] = memref.load %arg0[%[[R]], %[[K1]]]
 // CHECK: %[[XS:.*]] = vector.broadcast %[[XV]] : f32 to vector<8xf32>
+// CHECK: %[[XS1:.*]] = vector.broadcast %[[XV1]] : f32 to vector<8xf32>
 // CHECK: scf.for %[[N:.*]] = %[[N0]] to %{{.*}} step %c8
-// CHECK: %[[WV:.*]] = vector.load %arg1[%[[K]], %[[N]]] : memref<64x20xf32>, vector<8xf32>
 // CHECK: %[[YV:.*]] = vector.load %arg2[%[[R]], %[[N]]]
+// CHECK: %[[WV:.*]] = vector.load %arg1[%[[K]], %[[N]]] : memref<64x20xf32>, vector<8xf32>
 // CHECK: %[[F:.*]] = math.fma %[[WV]], %[[XS]], %[[YV]] : vector<8xf32>
-// CHECK: vector.store %[[F]], %arg2[%[[R]], %[[N]]]
+// CHECK: %[[WV1:.*]] = vector.load %arg1[%[[K1]], %[[N]]] : memref<64x20xf32>, vector<8xf32>
+// CHECK: %[[F1:.*]] = math.fma %[[WV1]], %[[XS1]], %[[F]] : vector<8xf32>
+// CHECK-COUNT-2: math.fma
+// CHECK: vector.store %{{.*}}, %arg2[%[[R]], %[[N]]]
 // CHECK: scf.for
 // CHECK: math.fma %{{.*}}, %[[XV]], %{{.*}} : f32
+// CHECK-COUNT-3: math.fma {{.*}} : f32
+// CHECK: memref.store
+// CHECK: scf.for %{{.*}} = %[[K4]] to %c64 step
+// CHECK: math.fma {{.*}} : vector<8xf32>
+// CHECK-NOT: math.fma {{.*}} : vector<8xf32>
+// CHECK: math.fma {{.*}} : f32
 // CHECK: scf.reduce
 // CHECK: } else {
 // CHECK: %[[NT:.*]] = arith.ceildivui %c20, %c16

@@ -588,11 +588,13 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
     time, and both give the same bits. With fewer than `rows`
     (decode), it becomes an `scf.parallel` of one dim over (batch point,
     panel of 4096 columns): each work item streams its rows of the weights
-    once, k outermost and in increasing order, and for each row broadcasts
-    `A[m, k]` and folds it into the outputs in memory, a `vector<8xf32>` of
-    columns at a time (`out = math.fma(a, B[k, n:n+8], out)`), the last
-    columns of a panel not filling a vector one at a time with the generic's
-    scalar body. Wide panels keep each weight row one sequential stream,
+    once, k outermost and in increasing order, 4 values of k a step: for
+    each row it broadcasts `A[m, k..k+3]`, and each `vector<8xf32>` of
+    outputs is loaded, folded over the 4 in order (`out = math.fma(a_u,
+    B[k+u, n:n+8], out)`) and stored, the last columns of a panel not
+    filling a vector one at a time with the generic's scalar body; the last
+    k mod 4 values one at a time. (A step of one k loaded and stored every
+    output once per weight row.) Wide panels keep each weight row one sequential stream,
     which the hardware prefetches; the chunk dims of a partial and the
     panels are what threads share. Transposed weights are streamed in
     strips of 16 columns (then 8, then single columns with the scalar
