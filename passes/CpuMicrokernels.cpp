@@ -54,10 +54,15 @@ struct CpuMicrokernelsPass
   using CpuMicrokernelsBase::CpuMicrokernelsBase;
 
   void runOnOperation() override {
-    if (rows < 1 || cols < kCpuLanes || cols % kCpuLanes) {
+    if (lanes != kCpuLanes && lanes != 2 * kCpuLanes) {
+      getOperation().emitError("lockstep-cpu-microkernels: lanes must be ")
+          << kCpuLanes << " or " << 2 * kCpuLanes;
+      return signalPassFailure();
+    }
+    if (rows < 1 || cols < lanes || cols % lanes || cols % kCpuLanes) {
       getOperation().emitError("lockstep-cpu-microkernels: rows must be at least 1 and cols a "
-                               "positive multiple of ")
-          << kCpuLanes;
+                               "positive multiple of lanes (")
+          << lanes << ")";
       return signalPassFailure();
     }
     struct Found {
@@ -96,7 +101,7 @@ struct CpuMicrokernelsPass
       c.init = fill.getDpsInputOperand(0)->get();
     OpBuilder b(op);
     SmallVector<Value> sizes = lockstep::loopSizes(b, op);
-    lockstep::CpuContractionKernels kernels(c, sizes, rows, cols, inputFirst, layout);
+    lockstep::CpuContractionKernels kernels(c, sizes, rows, cols, lanes, inputFirst, layout);
     // Fewer rows than a tile: the panels (for weights of neither layout,
     // the generic as it is); else the tiles.
     Value few = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, sizes[c.m],

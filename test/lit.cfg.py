@@ -61,3 +61,12 @@ try:
     config.available_features.add("cuda-driver")
 except OSError:
     pass
+
+# The CPU's AVX-512 (x86-64-v4: F, BW, CD, DQ, VL): artifacts carry code
+# for it beside the x86-64-v3 code, and the runtime runs it here.
+try:
+    _flags = set(open("/proc/cpuinfo").read().split())
+except OSError:
+    _flags = set()
+if {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"} <= _flags:
+    config.available_features.add("x86-64-v4")

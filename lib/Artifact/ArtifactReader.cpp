@@ -89,7 +89,7 @@ bool readSections(const std::string &what, const uint8_t *p, uint64_t size,
     Section s{get32(e), get64(e + 8), get64(e + 16)};
     std::string name = "section " + std::to_string(i);
     if (s.kind < uint32_t(SectionKind::Metadata) ||
-        s.kind > uint32_t(SectionKind::Tokenizer)) {
+        s.kind > uint32_t(SectionKind::CodeV4)) {
       error = what + ": " + name + " has unknown kind " + std::to_string(s.kind);
       return false;
     }
@@ -169,7 +169,7 @@ bool resolveWeights(const std::string &what, const ArtifactMeta &meta,
 
 /// The sections of code an artifact holds, by target.
 struct CodeParts {
-  ByteView cpu, cuda, tokenizer;
+  ByteView cpu, cpuV4, cuda, tokenizer;
   std::vector<KernelText> kernels;
   std::vector<KernelLaunch> plan;
 };
@@ -185,6 +185,10 @@ bool checkTargets(const std::string &what, const ArtifactMeta &meta, const CodeP
       return false;
     }
   auto named = [&](const char *t) { return hasTarget(meta, t); };
+  if (code.cpuV4.size && !code.cpu.size) {
+    error = what + " has x86-64-v4 CPU code but no base CPU code";
+    return false;
+  }
   struct {
     const char *target;
     bool present;
@@ -246,6 +250,7 @@ bool loadArtifactImpl(const std::string &path, MappedFile &file,
     return false;
   }
   code.cpu = bytes(SectionKind::Code);
+  code.cpuV4 = bytes(SectionKind::CodeV4);
   code.cuda = bytes(SectionKind::CudaCode);
   code.tokenizer = bytes(SectionKind::Tokenizer);
   if (!checkTargets(what, meta, code, error))
@@ -277,6 +282,7 @@ bool lockstep::rt::loadArtifact(const std::string &path, LoadedArtifact &out,
     out.externalFiles_ = std::move(externals);
     out.meta_ = std::move(meta);
     out.code_ = code.cpu;
+    out.codeV4_ = code.cpuV4;
     out.tokenizer_ = code.tokenizer;
     out.weights_ = std::move(weights);
     return true;

@@ -132,7 +132,8 @@ bool writeArtifactImpl(const std::string &path, ArtifactMeta &meta,
   if (!placeEmbeddedWeights(meta, embedded, order, weightsSize, error) ||
       !validateMeta(meta, error))
     return false;
-  for (ByteView b : {code.cpu, code.cuda, code.kernels, code.launchPlan, code.tokenizer})
+  for (ByteView b : {code.cpu, code.cuda, code.kernels, code.launchPlan, code.tokenizer,
+                     code.cpuV4})
     if (!b.data && b.size) {
       error = "a code section has no data";
       return false;
@@ -140,20 +141,24 @@ bool writeArtifactImpl(const std::string &path, ArtifactMeta &meta,
   const std::string text = serializeMeta(meta);
 
   // Layout: header, table, then metadata, code, weights, kernels, CUDA host
-  // code, launch plan and (when given) the tokenizer, each aligned.
-  const int kSections = code.tokenizer.size ? 7 : 6;
+  // code, launch plan and (when given) the tokenizer and the x86-64-v4 code,
+  // each aligned.
   struct Section {
     SectionKind kind;
     uint64_t offset, size;
     ByteView bytes; // all but the metadata and weights
-  } sections[7] = {
+  } sections[8] = {
       {SectionKind::Metadata, 0, text.size(), {}},
       {SectionKind::Code, 0, code.cpu.size, code.cpu},
       {SectionKind::Weights, 0, weightsSize, {}},
       {SectionKind::Kernels, 0, code.kernels.size, code.kernels},
       {SectionKind::CudaCode, 0, code.cuda.size, code.cuda},
-      {SectionKind::LaunchPlan, 0, code.launchPlan.size, code.launchPlan},
-      {SectionKind::Tokenizer, 0, code.tokenizer.size, code.tokenizer}};
+      {SectionKind::LaunchPlan, 0, code.launchPlan.size, code.launchPlan}};
+  int kSections = 6;
+  if (code.tokenizer.size)
+    sections[kSections++] = {SectionKind::Tokenizer, 0, code.tokenizer.size, code.tokenizer};
+  if (code.cpuV4.size)
+    sections[kSections++] = {SectionKind::CodeV4, 0, code.cpuV4.size, code.cpuV4};
   uint64_t end = kArtifactHeaderSize + kSections * kArtifactSectionEntrySize;
   for (int i = 0; i < kSections; ++i) {
     Section &s = sections[i];

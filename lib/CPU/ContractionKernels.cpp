@@ -16,6 +16,8 @@ using namespace mlir;
 using namespace lockstep;
 
 static_assert(kCpuLanes == 8, "transpose8x8 and the strips assume 8 f32 lanes");
+// The tiles and the panels take `lanes` (8, or 16 for x86-64-v4); the
+// transposed strips and packs always work in 8 x 8 blocks.
 
 namespace {
 constexpr int64_t kPanel = 4096;             // columns of a few-rows work item
@@ -71,9 +73,10 @@ SmallVector<Value> lockstep::transpose8x8(OpBuilder &b, Location loc, ArrayRef<V
 }
 
 CpuContractionKernels::CpuContractionKernels(const Contraction &c, ArrayRef<Value> sizes,
-                                             int64_t rows, int64_t cols, bool inputFirst,
-                                             WeightLayout layout)
-    : c(c), sizes(sizes), rows(rows), cols(cols), inputFirst(inputFirst), layout(layout) {
+                                             int64_t rows, int64_t cols, int64_t lanes,
+                                             bool inputFirst, WeightLayout layout)
+    : c(c), sizes(sizes), rows(rows), cols(cols), lanes(lanes), inputFirst(inputFirst),
+      layout(layout) {
   linalg::GenericOp op = c.op;
   a = op.getDpsInputOperand(0)->get();
   b = op.getDpsInputOperand(1)->get();
@@ -188,16 +191,16 @@ void CpuContractionKernels::buildPanels(OpBuilder &bld, Location loc) {
   SmallVector<Value> &dims = item.dims;
   Value n0 = item.n0, nEnd = item.nEnd;
   // [n0, nVec) in vectors, [nVec, nEnd) one column at a time.
-  Value lanes = cstIndex(pb, loc, kCpuLanes);
+  Value lanesC = cstIndex(pb, loc, lanes);
   Value span = arith::SubIOp::create(pb, loc, nEnd, n0);
   Value nVec = arith::AddIOp::create(
       pb, loc, n0,
-      arith::MulIOp::create(pb, loc, arith::DivUIOp::create(pb, loc, span, lanes), lanes));
+      arith::MulIOp::create(pb, loc, arith::DivUIOp::create(pb, loc, span, lanesC), lanesC));
   Value one = cstIndex(pb, loc, 1);
   Value stepsC = cstIndex(pb, loc, kPanelSteps);
   Value kSteps = arith::MulIOp::create(
       pb, loc, arith::DivUIOp::create(pb, loc, sizes[c.k], stepsC), stepsC);
-  auto vt = VectorType::get({kCpuLanes}, pb.getF32Type());
+  auto vt = VectorType::get({lanes}, pb.getF32Type());
   // Folds k0, k0 + 1, ..., k0 + steps - 1 into every output of the rows.
   auto foldSteps = [&](OpBuilder &kb, Value k0, int64_t steps) {
     auto rowLoop = scf::ForOp::create(kb, loc, cstIndex(kb, loc, 0), sizes[c.m], one);
@@ -212,7 +215,7 @@ void CpuContractionKernels::buildPanels(OpBuilder &bld, Location loc) {
     SmallVector<Value> xv;
     for (Value x : xs)
       xv.push_back(vector::BroadcastOp::create(rb, loc, vt, x));
-    auto vecLoop = scf::ForOp::create(rb, loc, n0, nVec, lanes);
+    auto vecLoop = scf::ForOp::create(rb, loc, n0, nVec, lanesC);
     {
       OpBuilder vb = OpBuilder::atBlockTerminator(vecLoop.getBody());
       dims[c.n] = vecLoop.getInductionVar();
@@ -255,8 +258,9 @@ void CpuContractionKernels::buildPanels(OpBuilder &bld, Location loc) {
 /// value broadcast. math.fma, not vector.fma: that one lowers to
 /// llvm.intr.fmuladd, which the backend may split into a product and a
 /// sum (two roundings).
-Value CpuContractionKernels::startOf(OpBuilder &bld, Location loc, ValueRange outIdx) {
-  auto vt = VectorType::get({kCpuLanes}, bld.getF32Type());
+Value CpuContractionKernels::startOf(OpBuilder &bld, Location loc, ValueRange outIdx,
+                                     int64_t width) {
+  auto vt = VectorType::get({width}, bld.getF32Type());
   if (c.init)
     return vector::BroadcastOp::create(bld, loc, vt, c.init);
   return vector::LoadOp::create(bld, loc, vt, out, outIdx);
@@ -316,11 +320,11 @@ Value CpuContractionKernels::packGroup(OpBuilder &bld, Location loc, SmallVector
 void CpuContractionKernels::vectorTile(OpBuilder &bld, Location loc, SmallVector<Value> dims,
                                        ArrayRef<Value> rowIdx, Value n0, Value pack,
                                        Value tile) {
-  auto vt = VectorType::get({kCpuLanes}, bld.getF32Type());
-  int64_t nv = cols / kCpuLanes;
+  auto vt = VectorType::get({lanes}, bld.getF32Type());
+  int64_t nv = cols / lanes;
   SmallVector<Value> colIdx, packCol;
   for (int64_t v = 0; v < nv; ++v) {
-    packCol.push_back(cstIndex(bld, loc, v * kCpuLanes));
+    packCol.push_back(cstIndex(bld, loc, v * lanes));
     colIdx.push_back(arith::AddIOp::create(bld, loc, n0, packCol.back()));
   }
   auto outAt = [&](OpBuilder &ob, size_t r, int64_t v) {
@@ -331,7 +335,7 @@ void CpuContractionKernels::vectorTile(OpBuilder &bld, Location loc, SmallVector
   SmallVector<Value> init;
   for (size_t r = 0; r < rowIdx.size(); ++r)
     for (int64_t v = 0; v < nv; ++v)
-      init.push_back(startOf(bld, loc, outAt(bld, r, v)));
+      init.push_back(startOf(bld, loc, outAt(bld, r, v), lanes));
   auto loop =
       scf::ForOp::create(bld, loc, cstIndex(bld, loc, 0), sizes[c.k], cstIndex(bld, loc, 1), init);
   {
@@ -444,9 +448,9 @@ void CpuContractionKernels::transposedStrip(OpBuilder &bld, Location loc, SmallV
                                             Value n0, int64_t groups) {
   auto vt = VectorType::get({kCpuLanes}, bld.getF32Type());
   Value zero = cstIndex(bld, loc, 0), one = cstIndex(bld, loc, 1);
-  Value lanes = cstIndex(bld, loc, kCpuLanes);
+  Value lanesC = cstIndex(bld, loc, kCpuLanes);
   Value kVec = arith::MulIOp::create(
-      bld, loc, arith::DivUIOp::create(bld, loc, sizes[c.k], lanes), lanes);
+      bld, loc, arith::DivUIOp::create(bld, loc, sizes[c.k], lanesC), lanesC);
   SmallVector<Value> colIdx;
   for (int64_t v = 0; v < groups; ++v)
     colIdx.push_back(v ? arith::AddIOp::create(bld, loc, n0, cstIndex(bld, loc, v * kCpuLanes))
@@ -461,13 +465,13 @@ void CpuContractionKernels::transposedStrip(OpBuilder &bld, Location loc, SmallV
   };
   SmallVector<Value> accs;
   for (int64_t v = 0; v < groups; ++v)
-    accs.push_back(startOf(rb, loc, outAt(rb, v)));
+    accs.push_back(startOf(rb, loc, outAt(rb, v), kCpuLanes));
   auto aAt = [&](OpBuilder &ob, Value k) {
     dims[c.k] = k;
     Value x = memref::LoadOp::create(ob, loc, a, indicesOf(ob, loc, aMap, dims));
     return vector::BroadcastOp::create(ob, loc, vt, x).getResult();
   };
-  auto blocks = scf::ForOp::create(rb, loc, zero, kVec, lanes, accs);
+  auto blocks = scf::ForOp::create(rb, loc, zero, kVec, lanesC, accs);
   {
     OpBuilder lb = OpBuilder::atBlockBegin(blocks.getBody());
     Value k0 = blocks.getInductionVar();

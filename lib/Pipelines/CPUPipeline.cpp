@@ -138,7 +138,9 @@ lockstep::buildCPUCodegenPipeline(mlir::OpPassManager &pm,
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,"
-      "func.func(lockstep-lower-copies, lockstep-cpu-microkernels, lockstep-cpu-gather-kernels,"
+      "func.func(lockstep-lower-copies, lockstep-cpu-microkernels" +
+      std::string(options.cpuLevel == kCpuLevelV4 ? "{lanes=16 cols=32}" : "") +
+      ", lockstep-cpu-gather-kernels,"
       " lockstep-forward-fills, convert-linalg-to-parallel-loops,"
       " lockstep-promote-accumulators),"
       "lockstep-outline-parallel,"

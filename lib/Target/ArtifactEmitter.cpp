@@ -197,11 +197,25 @@ LogicalResult lockstep::emitArtifact(ModuleOp module, const std::string &path,
     code.kernels = bytesOf(kernels);
     code.launchPlan = bytesOf(plan);
   }
+  std::vector<uint8_t> cpuObjectV4;
+  if (cpu && options.codegen.cpuV4) {
+    // The same module for x86-64-v4, from a copy: 16-lane tiles and panels,
+    // every fold as at the base level.
+    OwningOpRef<ModuleOp> copy = module.clone();
+    CodegenOptions v4 = options.codegen;
+    v4.cpuLevel = kCpuLevelV4;
+    PassManager pm(copy->getContext());
+    if (failed(buildCPUCodegenPipeline(pm, v4)) || failed(pm.run(*copy)))
+      return failure();
+    if (!emitSharedObject(*copy, cpuObjectV4, error, kCpuLevelV4))
+      return copy->emitError(error);
+    code.cpuV4 = bytesOf(cpuObjectV4);
+  }
   if (cpu) {
     PassManager pm(module.getContext());
     if (failed(buildCPUCodegenPipeline(pm, options.codegen)) || failed(pm.run(module)))
       return failure();
-    if (!emitSharedObject(module, cpuObject, error))
+    if (!emitSharedObject(module, cpuObject, error, options.codegen.cpuLevel))
       return module.emitError(error);
     code.cpu = bytesOf(cpuObject);
   }

@@ -34,13 +34,13 @@ using namespace mlir;
 namespace {
 
 constexpr const char *kTriple = "x86_64-unknown-linux-gnu";
-// x86-64-v3 (AVX2, FMA): the contract's explicit fma is one instruction
-// (without it, LLVM calls libm's fmaf). The bits do not depend on it: fma is
-// correctly rounded either way and nothing else is contracted. The runtime
-// refuses to load the code on a CPU without these features.
-constexpr const char *kCPU = lockstep::kCpuLevel;
-
-std::unique_ptr<llvm::TargetMachine> makeTargetMachine(std::string &error) {
+// x86-64-v3 (AVX2, FMA), or x86-64-v4 (AVX-512) for the optional second
+// code: the contract's explicit fma is one instruction (without it, LLVM
+// calls libm's fmaf). The bits do not depend on it: fma is correctly rounded
+// either way and nothing else is contracted. The runtime refuses to load
+// the code on a CPU without these features.
+std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const std::string &cpu,
+                                                       std::string &error) {
   LLVMInitializeX86TargetInfo();
   LLVMInitializeX86Target();
   LLVMInitializeX86TargetMC();
@@ -58,7 +58,7 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(std::string &error) {
   // crtbegin that an in-process lld link does not add.
   options.UseInitArray = true;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
-      triple, kCPU, "", options, llvm::Reloc::PIC_, std::nullopt,
+      triple, cpu, "", options, llvm::Reloc::PIC_, std::nullopt,
       llvm::CodeGenOptLevel::Default));
 }
 
@@ -88,7 +88,7 @@ struct TempDir {
 } // namespace
 
 bool lockstep::emitSharedObject(ModuleOp module, std::vector<uint8_t> &out,
-                                std::string &error) {
+                                std::string &error, const std::string &cpuLevel) {
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
@@ -104,7 +104,7 @@ bool lockstep::emitSharedObject(ModuleOp module, std::vector<uint8_t> &out,
     error = "translation to LLVM IR failed";
     return false;
   }
-  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(error);
+  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(cpuLevel, error);
   if (!tm)
     return false;
   llmod->setDataLayout(tm->createDataLayout());

@@ -182,19 +182,19 @@ TEST(Artifact, RefusesWrongMagicAndVersion) {
 
   path = writeTestEntryArtifact(dir, kCode);
   std::vector<uint8_t> b = readFile(path);
-  b[8] = 4; // a future format, checksum and all
+  b[8] = 5; // a future format, checksum and all
   fixChecksum(b);
   writeFile(path, b);
-  expectRefused(path, "artifact format version 4, this runtime reads version 3 (made by a "
+  expectRefused(path, "artifact format version 5, this runtime reads version 4 (made by a "
                       "newer lockstep-opt)");
   // Format 1 embedded a CUDA artifact's PTX in its code; format 2 kept the
-  // CUDA host code in section 2.
-  for (uint8_t old : {1, 2}) {
+  // CUDA host code in section 2; format 3 had no x86-64-v4 code section.
+  for (uint8_t old : {1, 2, 3}) {
     b[8] = old;
     fixChecksum(b);
     writeFile(path, b);
     expectRefused(path, "artifact format version " + std::to_string(old) +
-                            ", this runtime reads version 3 (made by an older "
+                            ", this runtime reads version 4 (made by an older "
                             "lockstep-opt: compile the model again)");
   }
 }

@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 using namespace lockstep::rt;
 using namespace lockstep::rt::test;
 
@@ -243,6 +245,76 @@ TEST(CpuBackend, RefusesWrongCpuLevel) {
         << error;
   ASSERT_TRUE(cpuSupportsLevel("x86-64-v2").has_value());
   EXPECT_FALSE(cpuSupportsLevel("arm64").has_value());
+}
+
+// An artifact with a second CPU code (section 8, x86-64-v4): here the
+// variant entry, which writes 42, so that the output tells which code ran.
+// LOCKSTEP_CPU_LEVEL picks it (auto: where the CPU has AVX-512); asking for
+// code that the artifact lacks or the CPU cannot run is refused in one line.
+TEST(CpuBackend, PicksTheV4CodeByLevel) {
+  TempDir tmp;
+  const std::string dir = tmp.path;
+  std::vector<uint8_t> base = readFile(LOCKSTEP_TEST_ENTRY_SO);
+  std::vector<uint8_t> v4 = readFile(LOCKSTEP_TEST_ENTRY_VARIANT_SO);
+  ArtifactMeta meta = testEntryMeta();
+  std::vector<uint8_t> w = floatBytes(kW), b = floatBytes(kB);
+  ArtifactCode code;
+  code.cpu = {base.data(), base.size()};
+  code.cpuV4 = {v4.data(), v4.size()};
+  std::string path = dir + "/levels.lsa", error;
+  ASSERT_TRUE(writeArtifact(path, meta, code, {{0, w.data(), w.size()}, {1, b.data(), b.size()}},
+                            error))
+      << error;
+  EXPECT_EQ(readFile(path)[12], 7) << "six sections and section 8";
+  LoadedArtifact a;
+  ASSERT_TRUE(loadArtifact(path, a, error)) << error;
+  ASSERT_EQ(a.codeV4().size, v4.size());
+  const bool cpuHasV4 = __builtin_cpu_supports("x86-64-v4");
+  // Runs the artifact under LOCKSTEP_CPU_LEVEL=`level` (null: unset); the
+  // loaded level, or "refused: ERROR".
+  auto runAt = [&](const char *level) -> std::string {
+    if (level)
+      setenv("LOCKSTEP_CPU_LEVEL", level, 1);
+    else
+      unsetenv("LOCKSTEP_CPU_LEVEL");
+    CpuModule m;
+    std::string err;
+    bool ok = loadCpuModule(a, m, err);
+    unsetenv("LOCKSTEP_CPU_LEVEL");
+    if (!ok)
+      return "refused: " + err;
+    auto in = inputsFor(2, 1);
+    NamedArrays out;
+    EXPECT_TRUE(runGraph(a, m, in, out, err)) << err;
+    bool variant = f32At(out[0].second, 0) == 42.0f;
+    EXPECT_EQ(variant, std::string(m.level()) == kLevelV4) << m.level();
+    return m.level();
+  };
+  EXPECT_EQ(runAt("base"), "base");
+  EXPECT_EQ(runAt(nullptr), cpuHasV4 ? kLevelV4 : "base");
+  EXPECT_EQ(runAt("auto"), cpuHasV4 ? kLevelV4 : "base");
+  std::string forced = runAt("x86-64-v4");
+  if (cpuHasV4)
+    EXPECT_EQ(forced, kLevelV4);
+  else
+    EXPECT_NE(forced.find("which this CPU does not run"), std::string::npos) << forced;
+  std::string bad = runAt("avx9000");
+  EXPECT_NE(bad.find("LOCKSTEP_CPU_LEVEL is 'avx9000': give auto, base or x86-64-v4"),
+            std::string::npos)
+      << bad;
+
+  // Without section 8, asking for it is refused; base code alone is fine.
+  std::string plain = writeTestEntryArtifact(dir, base);
+  LoadedArtifact p;
+  ASSERT_TRUE(loadArtifact(plain, p, error)) << error;
+  EXPECT_EQ(p.codeV4().size, 0u);
+  setenv("LOCKSTEP_CPU_LEVEL", "x86-64-v4", 1);
+  CpuModule m;
+  EXPECT_FALSE(loadCpuModule(p, m, error));
+  unsetenv("LOCKSTEP_CPU_LEVEL");
+  EXPECT_NE(error.find("which the artifact does not have"), std::string::npos) << error;
+  EXPECT_TRUE(loadCpuModule(p, m, error)) << error;
+  EXPECT_STREQ(m.level(), "base");
 }
 
 TEST(Exec, RefusesBadInputs) {

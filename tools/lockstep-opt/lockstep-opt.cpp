@@ -177,6 +177,14 @@ int importMain(int argc, char **argv) {
                "step or an error; graph: the exported graph (run once per "
                "request, and by exec with its own inputs)"),
       cl::init("auto"));
+  cl::opt<std::string> cpuLevels(
+      "cpu-levels",
+      cl::desc("x86-64-v3,x86-64-v4 (default): the CPU code for x86-64-v3 (AVX2) "
+               "and, beside it, for x86-64-v4 (AVX-512: 16-lane tiles), which the "
+               "runtime runs where the host has it, with the same bits; "
+               "x86-64-v3: that code only (half the CPU compile time). With "
+               "--emit=llvm, the level printed is the first"),
+      cl::init("x86-64-v3,x86-64-v4"));
   cl::opt<std::string> tokenizer(
       "tokenizer",
       cl::desc("A Hugging Face tokenizer.json to store in the artifact, checked "
@@ -236,6 +244,21 @@ int importMain(int argc, char **argv) {
       errs() << "lockstep-opt: " << err << "\n";
       return 2;
     }
+  }
+  if (cpuLevels == "x86-64-v3" || cpuLevels == "x86-64-v3,x86-64-v4") {
+    artifactOptions.codegen.cpuV4 = cpuLevels != "x86-64-v3";
+  } else if (cpuLevels == "x86-64-v4") {
+    artifactOptions.codegen.cpuLevel = lockstep::kCpuLevelV4;
+    artifactOptions.codegen.cpuV4 = false;
+    if (emit == "lsa") {
+      errs() << "lockstep-opt: --cpu-levels=x86-64-v4 is for --emit=llvm: an artifact "
+                "always has the x86-64-v3 code (give x86-64-v3 or x86-64-v3,x86-64-v4)\n";
+      return 2;
+    }
+  } else {
+    errs() << "lockstep-opt: unknown --cpu-levels value '" << cpuLevels
+           << "' (expected x86-64-v3,x86-64-v4, x86-64-v3 or x86-64-v4)\n";
+    return 2;
   }
   if (emit == "ptx" && !lockstep::targetsCuda(artifactOptions.codegen)) {
     errs() << "lockstep-opt: --emit=ptx needs --target=cuda\n";

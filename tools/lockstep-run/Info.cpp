@@ -2,6 +2,7 @@
 #include "Commands.h"
 
 #include "lockstep/Artifact/Artifact.h"
+#include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
 #include "lockstep/Text/Tokenizer.h"
 
 #include <cstdio>
@@ -51,7 +52,12 @@ int lockstep::run::runInfo(int argc, char **argv) {
               kArtifactFormatVersion);
   std::printf("producer  %s\n", m.producer.c_str());
   for (const std::string &t : targetsOf(m)) {
-    std::string what = t == kCpuTarget ? std::to_string(a.code().size) + " bytes of code"
+    std::string cpuCode = std::to_string(a.code().size) + " bytes of code";
+    if (a.codeV4().size)
+      cpuCode += " (cpu_level), " + std::to_string(a.codeV4().size) + " bytes of " +
+                 kLevelV4 + " code (the runtime runs it where the CPU has it: " +
+                 (cpuSupportsLevel(kLevelV4).value_or(false) ? "here" : "not here") + ")";
+    std::string what = t == kCpuTarget ? cpuCode
                                        : std::to_string(a.cudaCode().size) +
                                              " bytes of host code, " +
                                              std::to_string(a.kernels().size()) +

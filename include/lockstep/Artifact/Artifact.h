@@ -35,6 +35,11 @@
 //      tokenizer.json, byte for byte as given (lockstep/Text/Tokenizer.h
 //      reads it). An artifact without one has no section 7 and is the same
 //      file as before the section existed.
+//   8  CPU code for x86-64-v4 (optional; lockstep-opt writes it unless
+//      --cpu-levels=x86-64-v3): section 2's functions compiled with 16-lane
+//      tiles and panels, every fold in the same order, so the same bits;
+//      the runtime runs it where the host has AVX-512 (LOCKSTEP_CPU_LEVEL
+//      picks one).
 //
 // An artifact holds the code of each target that its metadata names
 // (`target x86_64-cpu,x86_64-cuda` for both: lockstep-opt --target=cpu,cuda),
@@ -63,7 +68,9 @@ namespace lockstep::rt {
 /// 2: the kernels section (format 1 embedded the PTX in the code section).
 /// 3: a code section per target (a CUDA artifact's host code moved from
 /// section 2 to 5) and the launch plan.
-inline constexpr uint32_t kArtifactFormatVersion = 3;
+/// 4: an optional second CPU code section (8), the same functions compiled
+/// for x86-64-v4.
+inline constexpr uint32_t kArtifactFormatVersion = 4;
 inline constexpr uint32_t kMaxArtifactSections = 64;
 inline constexpr uint64_t kArtifactHeaderSize = 64;
 inline constexpr uint64_t kArtifactSectionEntrySize = 24;
@@ -78,6 +85,9 @@ enum class SectionKind : uint32_t {
   CudaCode = 5,
   LaunchPlan = 6,
   Tokenizer = 7,
+  /// The CPU code of section 2 compiled for x86-64-v4 (AVX-512), optional:
+  /// the same entry points and the same bits, for hosts that have it.
+  CodeV4 = 8,
 };
 
 /// A borrowed byte range.
@@ -103,6 +113,7 @@ struct ArtifactCode {
   ByteView kernels;    // section 4: serializeKernels()
   ByteView launchPlan; // section 6: serializeLaunchPlan()
   ByteView tokenizer;  // section 7 when not empty: a tokenizer.json
+  ByteView cpuV4;      // section 8 when not empty: `cpu` for x86-64-v4
 };
 
 /// Writes an artifact to `path`. For each embedded weight it fills the spec's
@@ -123,6 +134,9 @@ public:
   const ArtifactMeta &meta() const { return meta_; }
   /// The CPU code section; empty when the artifact has none.
   ByteView code() const { return code_; }
+  /// The CPU code for x86-64-v4 (section 8); empty when the artifact has
+  /// none.
+  ByteView codeV4() const { return codeV4_; }
   /// The CUDA host code section; empty when the artifact has none.
   ByteView cudaCode() const { return cudaCode_; }
   /// The bytes of weight `i` (in meta().weights order): embedded weights
@@ -144,7 +158,7 @@ private:
   MappedFile file_;
   std::vector<MappedFile> externalFiles_; // one per distinct external path
   ArtifactMeta meta_;
-  ByteView code_, cudaCode_, tokenizer_;
+  ByteView code_, codeV4_, cudaCode_, tokenizer_;
   std::vector<ByteView> weights_;
   std::vector<KernelText> kernels_;
   std::vector<KernelLaunch> launchPlan_;

@@ -35,10 +35,11 @@ bool canPackColumns(const Contraction &c, int64_t cols);
 /// output from it instead of loading the output.
 class CpuContractionKernels {
 public:
-  /// `sizes`: each loop dim's extent; `inputFirst`: whether the fma's first
-  /// factor is the first input.
+  /// `sizes`: each loop dim's extent; `lanes`: f32 lanes of the tiles' and
+  /// panels' vectors (8: AVX2; 16: AVX-512), which divides `cols`;
+  /// `inputFirst`: whether the fma's first factor is the first input.
   CpuContractionKernels(const Contraction &c, llvm::ArrayRef<mlir::Value> sizes, int64_t rows,
-                        int64_t cols, bool inputFirst, WeightLayout layout);
+                        int64_t cols, int64_t lanes, bool inputFirst, WeightLayout layout);
 
   /// Many rows: an scf.parallel over (batch point, group of column tiles of
   /// `cols`); each work item packs its tiles of the weights `[tile, k, cols]`
@@ -72,9 +73,10 @@ private:
   /// `inner` are left unset, for the item to loop over.
   PanelItem panelItem(mlir::OpBuilder &b, mlir::Location loc,
                       llvm::ArrayRef<unsigned> inner = {});
-  /// The first value of a vector of outputs at `outIdx`: loaded, or the
+  /// The first `width` values of outputs at `outIdx`: loaded, or the
   /// contraction's forwarded init broadcast.
-  mlir::Value startOf(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange outIdx);
+  mlir::Value startOf(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange outIdx,
+                      int64_t width);
   mlir::Value fma(mlir::OpBuilder &b, mlir::Location loc, mlir::Value xs, mlir::Value y,
                   mlir::Value acc);
   mlir::Value packGroup(mlir::OpBuilder &b, mlir::Location loc,
@@ -95,7 +97,7 @@ private:
 
   const Contraction &c;
   llvm::ArrayRef<mlir::Value> sizes;
-  int64_t rows, cols;
+  int64_t rows, cols, lanes;
   bool inputFirst;
   WeightLayout layout;
   mlir::Value a, b, out; // b: the weights

@@ -659,7 +659,10 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
     Option<"rows", "rows", "int64_t", /*default=*/"4",
            "Rows of a register tile (outputs folded together along m)">,
     Option<"cols", "cols", "int64_t", /*default=*/"16",
-           "Columns of a register tile, a multiple of 8 (one vector<8xf32> each 8)">,
+           "Columns of a register tile, a multiple of lanes (one vector each lanes)">,
+    Option<"lanes", "lanes", "int64_t", /*default=*/"8",
+           "f32 lanes of the tiles' and panels' vectors: 8 (AVX2, x86-64-v3) or 16 "
+           "(AVX-512, x86-64-v4); the transposed strips stay 8">,
   ];
   let statistics = [
     Statistic<"numRewritten", "rewritten", "contractions computed in vector tiles">

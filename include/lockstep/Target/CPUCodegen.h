@@ -13,6 +13,11 @@ namespace lockstep {
 /// The x86-64 level that artifacts are compiled for (the artifact's
 /// `cpu_level` property; the runtime checks the host against it).
 inline constexpr const char *kCpuLevel = "x86-64-v3";
+/// The level of an artifact's second, optional CPU code (AVX-512: the tiles
+/// and panels 16 lanes wide), which the runtime prefers where the host has
+/// it. Each output is folded in the same order at both levels: the same
+/// bits.
+inline constexpr const char *kCpuLevelV4 = "x86-64-v4";
 
 /// Choices of the codegen pipeline.
 struct CodegenOptions {
@@ -34,6 +39,11 @@ struct CodegenOptions {
   /// code; see CUDACodegen.h), or "cpu,cuda" (an artifact with both).
   std::string target = "cpu";
   std::string chip = "sm_90";
+  /// The x86-64 level that the CPU pipeline builds for: kCpuLevel, or
+  /// kCpuLevelV4 (16-lane tiles and panels).
+  std::string cpuLevel = kCpuLevel;
+  /// Whether a CPU artifact also carries code for kCpuLevelV4.
+  bool cpuV4 = true;
 };
 
 /// Adds the passes that put the onnx form (shapes inferred) in the serving
@@ -74,7 +84,7 @@ mlir::LogicalResult buildCPUCodegenPipeline(mlir::OpPassManager &pm,
 /// object in process (lld). Returns the shared object's bytes; on failure
 /// returns false and sets `error`.
 bool emitSharedObject(mlir::ModuleOp module, std::vector<uint8_t> &out,
-                      std::string &error);
+                      std::string &error, const std::string &cpuLevel = kCpuLevel);
 
 } // namespace lockstep
 

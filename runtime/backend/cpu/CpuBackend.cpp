@@ -2,6 +2,7 @@
 #include "lockstep/Runtime/Backend/Cpu/CpuBackend.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -17,7 +18,8 @@ CpuModule::CpuModule(CpuModule &&o) noexcept
       entry_(std::exchange(o.entry_, nullptr)),
       poolSlot_(std::exchange(o.poolSlot_, nullptr)),
       implSlot_(std::exchange(o.implSlot_, nullptr)),
-      countSlot_(std::exchange(o.countSlot_, nullptr)) {}
+      countSlot_(std::exchange(o.countSlot_, nullptr)),
+      level_(std::exchange(o.level_, "base")) {}
 
 CpuModule &CpuModule::operator=(CpuModule &&o) noexcept {
   if (this != &o) {
@@ -27,6 +29,7 @@ CpuModule &CpuModule::operator=(CpuModule &&o) noexcept {
     poolSlot_ = std::exchange(o.poolSlot_, nullptr);
     implSlot_ = std::exchange(o.implSlot_, nullptr);
     countSlot_ = std::exchange(o.countSlot_, nullptr);
+    level_ = std::exchange(o.level_, "base");
   }
   return *this;
 }
@@ -182,9 +185,46 @@ bool lockstep::rt::loadCpuModule(const LoadedArtifact &artifact, CpuModule &out,
       return false;
     }
   }
-  if (!loadCpuModule(artifact.code(), out, error)) {
+  std::string level;
+  if (!pickCpuLevel(artifact, level, error)) {
     error = quoted(artifact.path()) + ": " + error;
     return false;
   }
+  if (!loadCpuModule(level == kLevelV4 ? artifact.codeV4() : artifact.code(), out, error)) {
+    error = quoted(artifact.path()) + ": " + error;
+    return false;
+  }
+  out.level_ = level == kLevelV4 ? kLevelV4 : "base";
+  return true;
+}
+
+bool lockstep::rt::pickCpuLevel(const LoadedArtifact &artifact, std::string &level,
+                                std::string &error) {
+  const bool hasV4 = artifact.codeV4().size > 0;
+  const char *env = std::getenv("LOCKSTEP_CPU_LEVEL");
+  std::string want = env ? env : "";
+  if (want.empty() || want == "auto") {
+    level = hasV4 && cpuSupportsLevel(kLevelV4).value_or(false) ? kLevelV4 : "base";
+    return true;
+  }
+  if (want == "base") {
+    level = want;
+    return true;
+  }
+  if (want != kLevelV4) {
+    error = "LOCKSTEP_CPU_LEVEL is " + quoted(want) + ": give auto, base or " + kLevelV4;
+    return false;
+  }
+  if (!hasV4) {
+    error = "LOCKSTEP_CPU_LEVEL asks for " + std::string(kLevelV4) +
+            " code, which the artifact does not have (compiled with --cpu-levels=x86-64-v3)";
+    return false;
+  }
+  if (!cpuSupportsLevel(kLevelV4).value_or(false)) {
+    error = "LOCKSTEP_CPU_LEVEL asks for " + std::string(kLevelV4) +
+            " code, which this CPU does not run";
+    return false;
+  }
+  level = want;
   return true;
 }

@@ -49,9 +49,13 @@ public:
   /// pool's thread count there (1 without a pool).
   void setThreadPool(ThreadPool *pool) const;
   explicit operator bool() const { return handle_ != nullptr; }
+  /// The code loaded from an artifact: "base" (section 2) or kLevelV4
+  /// (section 8); "base" for code loaded from bytes.
+  const char *level() const { return level_; }
 
 private:
   friend bool loadCpuModule(ByteView, CpuModule &, std::string &);
+  friend bool loadCpuModule(const LoadedArtifact &, CpuModule &, std::string &);
   void reset();
   void *handle_ = nullptr;
   EntryFn entry_ = nullptr;
@@ -60,6 +64,7 @@ private:
   void **implSlot_ = nullptr;
   // The thread count global of the adaptive-threads control, or null.
   int64_t *countSlot_ = nullptr;
+  const char *level_ = "base";
 };
 
 /// Loads a shared object from bytes and finds lockstep_entry. On failure
@@ -71,9 +76,20 @@ bool loadCpuModule(ByteView code, CpuModule &out, std::string &error);
 /// level this runtime does not know.
 std::optional<bool> cpuSupportsLevel(const std::string &level);
 
-/// Loads the code of `artifact`, refusing an artifact whose target is not
-/// kCpuTarget, whose `cpu_level` property this CPU does not support, or that
-/// has no code.
+/// The level of an artifact's optional second CPU code (section 8).
+inline constexpr const char *kLevelV4 = "x86-64-v4";
+
+/// Which of `artifact`'s CPU codes to run: "base" (section 2, at its
+/// `cpu_level`) or kLevelV4 (section 8). The environment variable
+/// LOCKSTEP_CPU_LEVEL decides: unset or "auto" takes kLevelV4 when the
+/// artifact has it and this CPU runs it, else base; "base" or kLevelV4 ask
+/// for one, and asking for kLevelV4 code that the artifact lacks or the CPU
+/// cannot run is an error. Both codes give the same bits.
+bool pickCpuLevel(const LoadedArtifact &artifact, std::string &level, std::string &error);
+
+/// Loads the code of `artifact` (the level pickCpuLevel picks), refusing an
+/// artifact whose target is not kCpuTarget, whose `cpu_level` property this
+/// CPU does not support, or that has no code.
 bool loadCpuModule(const LoadedArtifact &artifact, CpuModule &out,
                    std::string &error);
 
