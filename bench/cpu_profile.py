@@ -29,18 +29,34 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
 
+def runs_v4_code(sections):
+    """Whether the runtime runs the artifact's x86-64-v4 code (section 8)
+    rather than section 2: as CpuBackend.cpp's pickCpuLevel decides."""
+    want = os.environ.get("LOCKSTEP_CPU_LEVEL", "auto")
+    if 8 not in sections or want == "base":
+        return False
+    flags = set(open("/proc/cpuinfo").read().split())
+    return want == "x86-64-v4" or {"avx512f", "avx512bw", "avx512cd", "avx512dq",
+                                   "avx512vl"} <= flags
+
+
 def code_section(lsa, out):
-    """Writes the artifact's CPU code (section kind 2, an ELF shared object;
-    lib/Artifact's format, include/lockstep/Artifact/Artifact.h) to `out`."""
+    """Writes the CPU code that the runtime runs (section kind 2, or 8 for
+    x86-64-v4; each an ELF shared object; lib/Artifact's format,
+    include/lockstep/Artifact/Artifact.h) to `out`."""
     b = open(lsa, "rb").read()
     if b[:4] != b"\x89LSA":
         sys.exit(f"cpu_profile: {lsa} is not an artifact")
+    sections = {}
     for i in range(struct.unpack_from("<I", b, 12)[0]):
         kind, _, off, size = struct.unpack_from("<IIQQ", b, 64 + 24 * i)
-        if kind == 2:
-            open(out, "wb").write(b[off:off + size])
-            return out
-    sys.exit(f"cpu_profile: {lsa} has no CPU code")
+        sections[kind] = (off, size)
+    kind = 8 if runs_v4_code(sections) else 2
+    if kind not in sections:
+        sys.exit(f"cpu_profile: {lsa} has no CPU code")
+    off, size = sections[kind]
+    open(out, "wb").write(b[off:off + size])
+    return out
 
 
 def symbols(so):
