@@ -59,6 +59,10 @@ struct CpuMicrokernelsPass
           << kCpuLanes << " or " << 2 * kCpuLanes;
       return signalPassFailure();
     }
+    if (panelRows != 0 && panelRows < rows) {
+      getOperation().emitError("lockstep-cpu-microkernels: panel-rows must be 0 or at least rows");
+      return signalPassFailure();
+    }
     if (rows < 1 || cols < lanes || cols % lanes || cols % kCpuLanes) {
       getOperation().emitError("lockstep-cpu-microkernels: rows must be at least 1 and cols a "
                                "positive multiple of lanes (")
@@ -105,7 +109,7 @@ struct CpuMicrokernelsPass
     // Fewer rows than a tile: the panels (for weights of neither layout,
     // the generic as it is); else the tiles.
     Value few = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, sizes[c.m],
-                                      cstIndex(b, loc, rows));
+                                      cstIndex(b, loc, panelRows ? panelRows : rows));
     auto branch = scf::IfOp::create(b, loc, few, /*withElse=*/true);
     OpBuilder pb = OpBuilder::atBlockTerminator(&branch.getThenRegion().front());
     if (fill && layout != WeightLayout::Transposed)

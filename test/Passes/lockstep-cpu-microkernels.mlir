@@ -1,5 +1,6 @@
 // RUN: lockstep-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(lockstep-cpu-microkernels))' | FileCheck %s
 // RUN: lockstep-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(lockstep-cpu-microkernels{rows=2 cols=8}))' | FileCheck %s --check-prefix=SMALL
+// RUN: lockstep-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(lockstep-cpu-microkernels{panel-rows=8}))' | FileCheck %s --check-prefix=PANEL
 
 #x = affine_map<(t, k, n) -> (t, k)>
 #w = affine_map<(t, k, n) -> (k, n)>
@@ -89,6 +90,12 @@
 // CHECK: math.fma {{.*}} : f32
 // CHECK: memref.dealloc %[[PACK]]
 // CHECK-NOT: linalg.generic
+// With panel-rows=8 (the pipelines' setting) fewer than 8 rows take the
+// panels, and the tiles keep 4 rows.
+// PANEL-LABEL: func.func @edge
+// PANEL: arith.cmpi ult, %{{.*}}, %c8
+// PANEL: } else {
+// PANEL: arith.ceildivui %{{.*}}, %c4
 // SMALL-LABEL: func.func @edge
 // SMALL: arith.cmpi ult, %{{.*}}, %c2
 // SMALL: memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x64x8xf32>

@@ -585,8 +585,9 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
     lockstep/CPU/ContractionKernels.h.
 
     The number of rows `m` (T, usually dynamic) picks the form at run
-    time, and both give the same bits. With fewer than `rows`
-    (decode), it becomes an `scf.parallel` of one dim over (batch point,
+    time, and both give the same bits. With fewer than `panel-rows` (0:
+    `rows`; the CPU pipelines use 8, where the panels beat the 4-row tiles)
+    rows (decode), it becomes an `scf.parallel` of one dim over (batch point,
     panel of 4096 columns): each work item streams its rows of the weights
     once, k outermost and in increasing order, 4 values of k a step: for
     each row it broadcasts `A[m, k..k+3]`, and each `vector<8xf32>` of
@@ -660,6 +661,8 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
            "Rows of a register tile (outputs folded together along m)">,
     Option<"cols", "cols", "int64_t", /*default=*/"16",
            "Columns of a register tile, a multiple of lanes (one vector each lanes)">,
+    Option<"panelRows", "panel-rows", "int64_t", /*default=*/"0",
+           "Fewer rows than this take the panels (0: `rows`); at least `rows`">,
     Option<"lanes", "lanes", "int64_t", /*default=*/"8",
            "f32 lanes of the tiles' and panels' vectors: 8 (AVX2, x86-64-v3) or 16 "
            "(AVX-512, x86-64-v4); the transposed strips stay 8">,
