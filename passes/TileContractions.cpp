@@ -43,10 +43,12 @@ struct ShapeChoice {
 };
 constexpr ShapeChoice kShapes[] = {
     // One row (a decode step of one request): 64 columns, a thread each,
-    // 64 values of k a step (each thread stages 64 of the weights).
-    {1, {64, 1, 1, 1, 64, 1}},
-    // Up to 8 rows: 8x64 tiles, each thread 4 rows of one column.
-    {8, {64, 2, 4, 1, 64, 1}},
+    // 64 values of k a step of its own column in registers (direct: the
+    // weights are not staged).
+    {1, {64, 1, 1, 1, 64, 1, true}},
+    // Up to 8 rows: 8x64 tiles, each thread 8 rows of one column, 32 values
+    // of k a step of its column in registers.
+    {8, {64, 1, 8, 1, 32, 1, true}},
     // Up to 16 rows: 16x64 tiles, 64 values of k a step, so that a block
     // keeps 16 KiB of the weights in flight.
     {16, {64, 4, 4, 1, 64, 1}},

@@ -147,7 +147,8 @@ public:
                                         idx(b, loc, s.ty), idx(b, loc, 1));
     Share a = share(0, c.m, s.bm()), w = share(1, c.n, s.bn());
     a.tile = launch.addWorkgroupAttribution(tileType(a), loc);
-    w.tile = launch.addWorkgroupAttribution(tileType(w), loc);
+    if (!s.direct)
+      w.tile = launch.addWorkgroupAttribution(tileType(w), loc);
     OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
     body(kb, launch, a, w);
     gpu::TerminatorOp::create(kb, loc);
@@ -243,7 +244,7 @@ private:
     Value next = arith::MinUIOp::create(lb, loc, addc(lb, loc, k0, bk), idx(lb, loc, c.length - bk));
     SmallVector<Value> nextA = loadShare(lb, a, next);
     SmallVector<Value> nextW = loadShare(lb, w, next);
-    SmallVector<Value> yielded = fold(lb, a, w, buf, args.take_front(nAcc));
+    SmallVector<Value> yielded = fold(lb, a, w, buf, args.take_front(nAcc), argsW);
     if (stages() == 2) {
       storeShare(lb, a, other, nextA);
       storeShare(lb, w, other, nextW);
@@ -260,7 +261,13 @@ private:
   /// the workgroup loads of later k and takes over 128 registers a thread
   /// (one block of 256 an SM); by 2 it stays under.
   SmallVector<Value> fold(OpBuilder &b, const Share &a, const Share &w, Value buf,
-                          ValueRange accs) {
+                          ValueRange accs, ValueRange wRegs) {
+    if (s.direct) { // the step's k unrolled whole: registers are not indexed
+      SmallVector<Value> cur(accs);
+      for (int64_t u = 0; u < bk; ++u)
+        cur = foldOne(b, a, w, buf, idx(b, loc, u), cur, wRegs.slice(u * s.tn, s.tn));
+      return cur;
+    }
     int64_t unroll = blocked() ? 2 : 1;
     auto inner =
         scf::ForOp::create(b, loc, idx(b, loc, 0), idx(b, loc, bk), idx(b, loc, unroll), accs);
@@ -274,9 +281,10 @@ private:
 
   /// Every output folded with k = kk of the tiles.
   SmallVector<Value> foldOne(OpBuilder &b, const Share &a, const Share &w, Value buf, Value kk,
-                             ValueRange accs) {
+                             ValueRange accs, ValueRange wRegs = {}) {
     SmallVector<Value> as = fragment(b, a, buf, kk, tyOff, s.ty, s.tm);
-    SmallVector<Value> ws = fragment(b, w, buf, kk, txOff, s.tx, s.tn);
+    SmallVector<Value> ws = s.direct ? SmallVector<Value>(wRegs)
+                                     : fragment(b, w, buf, kk, txOff, s.tx, s.tn);
     SmallVector<Value> next;
     for (int64_t i = 0; i < s.tm; ++i)
       for (int64_t j = 0; j < s.tn; ++j)
@@ -320,6 +328,8 @@ private:
     AffineMap map = c.op.getMatchingIndexingMap(in);
     Type t = groupType(elementOf(sh.which), sh.width);
     SmallVector<Value> values;
+    if (s.direct && sh.which == 1)
+      return loadOwn(b, sh, k0);
     for (int64_t e0 = 0; e0 < units(sh); e0 += s.threads()) {
       auto [kk, pp, inTile] = slot(b, sh, e0);
       Value p = add(b, loc, sh.p0, pp);
@@ -336,9 +346,35 @@ private:
     return values;
   }
 
+  /// The direct tiles' share of the second input: this thread's TN columns
+  /// (tx + j·TX) at each of the step's BK values of k, k outermost. A column
+  /// past the end reads the last one (n > 0 is the host's condition): its
+  /// outputs are never stored, and no load needs a branch.
+  SmallVector<Value> loadOwn(OpBuilder &b, const Share &sh, Value k0) {
+    OpOperand *in = c.op.getDpsInputOperand(sh.which);
+    AffineMap map = c.op.getMatchingIndexingMap(in);
+    Value last = arith::SubIOp::create(b, loc, sizes[sh.own], idx(b, loc, 1));
+    SmallVector<Value> cols;
+    for (int64_t j = 0; j < s.tn; ++j)
+      cols.push_back(arith::MinUIOp::create(b, loc, addc(b, loc, add(b, loc, sh.p0, txOff),
+                                                         j * s.tx), last));
+    SmallVector<Value> values;
+    for (int64_t i = 0; i < bk; ++i)
+      for (Value col : cols) {
+        SmallVector<Value> d(dims);
+        d[sh.own] = col;
+        d[c.k] = addc(b, loc, k0, i);
+        values.push_back(memref::LoadOp::create(b, loc, in->get(),
+                                                lockstep::indicesOf(b, loc, map, d)));
+      }
+    return values;
+  }
+
   /// Stores the values of loadShare into buffer `buf` of the tile: a unit
   /// along p as one vector, a unit along k element by element.
   void storeShare(OpBuilder &b, const Share &sh, Value buf, ValueRange values) {
+    if (s.direct && sh.which == 1)
+      return; // kept in registers
     int64_t e0 = 0;
     for (Value v : values) {
       auto [kk, pp, inTile] = slot(b, sh, e0);

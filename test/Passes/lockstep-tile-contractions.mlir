@@ -6,10 +6,14 @@
 
 // A projection Y[T, N] = X[T, K] W[K, N] with K static. With rows to
 // compute, the host launches a tiled kernel chosen by the rows: one row,
-// 1x64 tiles of 64 threads (an output each); up to 8, 8x64 tiles of 64x2
-// threads; up to 16, 16x64 tiles of 64x4 threads (all three staging 64
-// values of k a step, element by element, in one workgroup buffer padded by
-// 1); up to 256, 64x128 register-blocked tiles of 16x16 threads with 4x8
+// 1x64 tiles of 64 threads (an output each, 64 values of k a step); up to
+// 8, 8x64 tiles of 64 threads (8 rows of a column each, 32 values of k a
+// step), both direct: only X is staged, and each thread loads its own
+// column of W for the step's k into registers (the column clamped to the
+// last, so no load branches), 64 (32) loads, and folds them with the loop
+// over the step's k unrolled whole; up to 16, 16x64 tiles of 64x4 threads
+// staging both inputs, 64 values of k a step, element by element, in one
+// workgroup buffer padded by 1; up to 256, 64x128 register-blocked tiles of 16x16 threads with 4x8
 // outputs each; above, 128x128 ones with 8x8, both staging 8 values of k.
 // Each thread's outputs start from the output's values, fold with the
 // generic's own fma over k in increasing order (the outer loop in steps of
@@ -35,19 +39,29 @@
 // CHECK: scf.if %{{.*}} {
 // CHECK: %[[ONE:.*]] = arith.cmpi ule, %[[T]], %c1
 // CHECK: scf.if %[[ONE]] {
-// CHECK: gpu.launch {{.*}} threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c64{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%{{.*}} : memref<64x2xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x65xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch {{.*}} threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c64{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%{{.*}} : memref<64x2xf32, #gpu.address_space<workgroup>>) {
+// CHECK: %[[COL:.*]] = arith.minui
+// CHECK-COUNT-64: memref.load %arg1[%{{.*}}, %[[COL]]] : memref<128x96xf32>
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c128{{.*}} step %c64
+// CHECK-NOT: scf.for
+// CHECK: gpu.barrier
 // CHECK: arith.minui %{{.*}}, %c64
-// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c64{{.*}} step %c1{{.*}} iter_args(%{{[^,]*}}) -> (f32)
-// CHECK-COUNT-1: math.fma
+// CHECK-COUNT-64: memref.load %arg1[
+// CHECK-NOT: scf.for
+// CHECK-COUNT-64: math.fma
 // CHECK-NOT: math.fma
+// CHECK: gpu.barrier
 // CHECK: gpu.terminator
 // CHECK: } else {
 // CHECK: %[[FEW:.*]] = arith.cmpi ule, %[[T]], %c8
 // CHECK: scf.if %[[FEW]] {
 // CHECK: arith.ceildivui %[[T]], %c8
-// CHECK: gpu.launch {{.*}} threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c64{{.*}}, %{{.*}} = %c2{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%{{.*}} : memref<64x9xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x65xf32, #gpu.address_space<workgroup>>)
-// CHECK-COUNT-4: math.fma
+// CHECK: gpu.launch {{.*}} threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c64{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%{{.*}} : memref<32x9xf32, #gpu.address_space<workgroup>>) {
+// CHECK-COUNT-32: memref.load %arg1[
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c128{{.*}} step %c32
+// CHECK-COUNT-32: memref.load %arg1[
+// CHECK-NOT: scf.for
+// CHECK-COUNT-256: math.fma
 // CHECK-NOT: math.fma
 // CHECK: gpu.terminator
 // CHECK: } else {
@@ -135,17 +149,19 @@ func.func @projection(%x: memref<?x128xf32>, %w: memref<128x96xf32>, %y: memref<
 
 // A chunk's partial of a projection with bf16 weights, k of extent 8: the
 // chunk dim j is read by both inputs, so it is a batch dim (grid z), the
-// tiles stage 8 values of k, and the weights stay bf16 in workgroup memory,
-// widened by the generic's body. The one-row tiles' A share (8 x 1 = 8
-// elements for 64 threads) is copied by the first 8 threads only. In the
+// tiles stage 8 values of k, and the weights stay bf16 (in workgroup memory,
+// or in the direct tiles' registers), widened by the generic's body. The
+// one-row tiles' A share (8 x 1 = 8 elements for 64 threads) is copied by
+// the first 8 threads only. In the
 // register-blocked tiles X still travels as vector<4xf32>s, but the 16-bit
 // weights element by element (4 a thread), read back from their tile as
 // vector<4xbf16>s; the partials (n not last: [t, n, j]) element by element.
 // CHECK-LABEL: func.func @partial
 // CHECK: %[[Z:.*]] = arith.muli %c1{{.*}}, %c3
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}}, {{.*}}, %{{.*}} = %[[Z]]) threads
-// CHECK-SAME: workgroup(%{{.*}} : memref<8x2xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<8x65xbf16, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%{{.*}} : memref<8x2xf32, #gpu.address_space<workgroup>>) {
 // CHECK: arith.cmpi ult, %{{.*}}, %c8
+// CHECK-COUNT-8: memref.load %arg1[{{.*}}] : memref<3x8x64xbf16>
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c8
 // CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %c8
 // CHECK: scf.if %[[IN]] {

@@ -31,8 +31,17 @@ namespace lockstep {
 /// whose groups are contiguous and aligned in memory (see
 /// contiguousGroups) travels as vector<4>s, others element by element; the
 /// loop over a step's k is unrolled by 2.
+///
+/// direct (vec = 1, TY = 1 only): the second input is not staged. Each
+/// thread loads its own TN columns of it for the step's BK values of k
+/// straight into registers (the next step's while it folds this one) and
+/// folds from them, the loop over the step's k unrolled whole; only the
+/// first input's tile goes through workgroup memory. A thread of the plain
+/// tiles with TY = 1 stages exactly the values it folds, so the staging
+/// bought nothing but a store, a barrier's wait and a load a value.
 struct TileShape {
   int64_t tx, ty, tm, tn, maxBK, vec;
+  bool direct = false;
   int64_t bm() const { return ty * tm; }
   int64_t bn() const { return tx * tn; }
   int64_t threads() const { return tx * ty; }
