@@ -90,13 +90,20 @@ linalg::FillOp lockstep::forwardableFill(linalg::GenericOp op, unsigned init) {
   unsigned parallel = 0;
   for (utils::IteratorType it : iters)
     parallel += linalg::isParallelIterator(it);
-  for (AffineExpr e : map.getResults()) {
+  // A dim of size 1 may be indexed by the constant 0 (a reduction's
+  // combine writes [t, 0] of [T, 1]).
+  unsigned named = 0;
+  for (auto [i, e] : llvm::enumerate(map.getResults())) {
+    auto k = dyn_cast<AffineConstantExpr>(e);
+    if (k && k.getValue() == 0 && type.getDimSize(i) == 1)
+      continue;
     auto d = dyn_cast<AffineDimExpr>(e);
     if (!d || seen.test(d.getPosition()) || !linalg::isParallelIterator(iters[d.getPosition()]))
       return nullptr;
     seen.set(d.getPosition());
+    ++named;
   }
-  if (map.getNumResults() != parallel)
+  if (named != parallel)
     return nullptr;
   Value root = rootOf(out->get());
   for (Operation *o = op->getPrevNode(); o; o = o->getPrevNode()) {

@@ -29,6 +29,39 @@ func.func @combine(%parts: memref<?x3x32xf32>, %out: memref<?x32xf32>, %other: m
 
 // -----
 
+// A norm's combine writes [t, 0] of a [T, 1] buffer (the constant 0 on a
+// dim of size 1 names each element once): forwarded. The same map on a dim
+// of size 2 writes only half of it: kept.
+#pc = affine_map<(t, j) -> (t, j)>
+#oc = affine_map<(t, j) -> (t, 0)>
+// CHECK-LABEL: func.func @keepdim
+// CHECK-NOT: linalg.fill ins(%{{.*}} : f32) outs(%arg1
+// CHECK: linalg.generic
+// CHECK: arith.select
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg2
+// CHECK: linalg.generic
+// CHECK-NOT: arith.select
+func.func @keepdim(%parts: memref<?x8xf32>, %out: memref<?x1xf32>, %half: memref<?x2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<?x1xf32>)
+  linalg.generic {indexing_maps = [#pc, #oc], iterator_types = ["parallel", "reduction"]}
+      ins(%parts : memref<?x8xf32>) outs(%out : memref<?x1xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%half : memref<?x2xf32>)
+  linalg.generic {indexing_maps = [#pc, #oc], iterator_types = ["parallel", "reduction"]}
+      ins(%parts : memref<?x8xf32>) outs(%half : memref<?x2xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Kept: a reduction over a dynamic number of chunks (none would leave the
 // output unfilled), a fill read in between (by a copy), and a fill of a
 // view that the generic does not write whole.

@@ -62,8 +62,9 @@ bool memoryAccesses(mlir::Operation *op,
 /// from the fill's value gives the same results: the fill writes exactly
 /// that memref value, no op between them in the block (nor any op nested
 /// in one) uses a view of the same buffer, and `op` writes every
-/// element of it (its map of that init is a permutation of all the loop
-/// dims that are parallel, as many as the memref's rank), and the fill's
+/// element of it (its map of that init names each parallel loop dim once
+/// and no reduction dim, every other result being the constant 0 on a dim
+/// of size 1, as a reduction's combine writes [t, 0] of [T, 1]), and the fill's
 /// value has the buffer's element type. Otherwise null.
 mlir::linalg::FillOp forwardableFill(mlir::linalg::GenericOp op, unsigned init);
 
