@@ -60,6 +60,7 @@ mlir::LogicalResult lockstep::buildCUDACodegenPipeline(mlir::OpPassManager &pm,
   std::string pipeline =
       "func.func(" + linalg + ", lockstep-expand-math, lockstep-fuse-elementwise,"
       " lockstep-outputs-to-args),"
+      "eliminate-empty-tensors,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,"
