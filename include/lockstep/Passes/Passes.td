@@ -521,12 +521,16 @@ def TileContractions : Pass<"lockstep-tile-contractions", "mlir::func::FuncOp"> 
     branch that keeps the plain generic: one kernel fewer a contraction.
 
     The host picks the tile from the number of rows, each call: one row
-    (decode of one request) takes 1x64 tiles of 64 threads, an output each;
-    up to 8 rows, 8x64 tiles of 64x2 threads with 4x1 outputs each; up to
-    16, 16x64 tiles of 64x4 threads with 4x1 outputs each (all three with
-    BK up to 64, so that each block keeps 16 KiB of the weights in flight
-    and no thread folds rows that do not exist; a thread's rows are
-    `ty + i·TY`, its columns `tx + j·TX`). More rows take register-blocked
+    (decode of one request) takes 1x64 tiles of 64 threads, an output each,
+    BK up to 64; up to 8 rows, 8x64 tiles of 64 threads with 8x1 outputs
+    each, BK up to 32. These two are direct: only the first input goes
+    through workgroup memory, and each thread loads its own column of the
+    second (the weights) for the step's k into registers (the next step's
+    while it folds this one, the column clamped to the last so that no
+    load branches) and folds from them, the loop over the step's k unrolled
+    whole. Up to 16 rows take 16x64 tiles of 64x4 threads with 4x1 outputs
+    each, BK up to 64, both inputs staged (a thread's rows are `ty + i·TY`,
+    its columns `tx + j·TX`). More rows take register-blocked
     tiles of 16x16 threads and BK 8: up to 256 rows, 64x128 tiles with 4x8
     outputs a thread; more (prefill), 128x128 tiles with 8x8. There a
     thread's rows and columns come in groups of 4 adjacent ones, 64 apart
