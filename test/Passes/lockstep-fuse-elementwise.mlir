@@ -30,8 +30,8 @@ func.func @chain(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %z: tensor<4x8xf32>) 
 // -----
 
 // Not fused: an elementwise producer used twice (it would be computed
-// twice), and an elementwise producer of a contraction (two inputs: its
-// tiled kernels read stored operands).
+// twice), and an elementwise producer of a reduction (its chunked stages
+// stay as the canonical form made them).
 // CHECK-LABEL: func.func @kept
 // CHECK-COUNT-4: linalg.generic
 #id = affine_map<(d0, d1) -> (d0, d1)>
@@ -58,10 +58,10 @@ func.func @kept(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<4x8xf32>, t
   %zero = arith.constant 0.0 : f32
   %e1 = tensor.empty() : tensor<4xf32>
   %init = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
-  %r = linalg.generic {indexing_maps = [#id, #id, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-      ins(%sq, %y : tensor<4x8xf32>, tensor<4x8xf32>) outs(%init : tensor<4xf32>) {
-  ^bb0(%a: f32, %b: f32, %o: f32):
-    %p = math.fma %a, %b, %o : f32
+  %r = linalg.generic {indexing_maps = [#id, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%sq : tensor<4x8xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %p = arith.addf %o, %a : f32
     linalg.yield %p : f32
   } -> tensor<4xf32>
   return %m, %n, %r : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>
@@ -99,46 +99,4 @@ func.func @two_results(%m: tensor<4xf32>, %o: tensor<4x8xf32>) -> tensor<4x8xf32
     linalg.yield %q : f32
   } -> tensor<4x8xf32>
   return %s : tensor<4x8xf32>
-}
-
-// -----
-
-// A norm's square before its mean's chunk partials: the square is used once,
-// by an expand_shape into [T, 2 chunks, 4] read only by the partials (a
-// reduction of one input, the dynamic T's tensor.dim of the square being
-// resolved from x). The square is rewritten in the chunked shape and fused:
-// one generic over the expanded x whose body squares and adds.
-// CHECK-LABEL: func.func @norm_partials
-// CHECK: %[[X:.*]] = tensor.expand_shape %arg0 {{\[}}[0], [1, 2]]
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]] : tensor<?x2x4xf32>)
-// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %[[ACC:.*]]: f32):
-// CHECK-NEXT: %[[SQ:.*]] = arith.mulf %[[IN]], %[[IN]]
-// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[ACC]], %[[SQ]]
-// CHECK-NEXT: linalg.yield %[[SUM]]
-// CHECK-NOT: linalg.generic
-#i2 = affine_map<(d0, d1) -> (d0, d1)>
-#i3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
-#r3 = affine_map<(d0, d1, d2) -> (d0, d1)>
-func.func @norm_partials(%x: tensor<?x8xf32>) -> tensor<?x2xf32> {
-  %c0 = arith.constant 0 : index
-  %t = tensor.dim %x, %c0 : tensor<?x8xf32>
-  %e = tensor.empty(%t) : tensor<?x8xf32>
-  %sq = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
-      ins(%x : tensor<?x8xf32>) outs(%e : tensor<?x8xf32>) {
-  ^bb0(%a: f32, %o: f32):
-    %p = arith.mulf %a, %a : f32
-    linalg.yield %p : f32
-  } -> tensor<?x8xf32>
-  %t2 = tensor.dim %sq, %c0 : tensor<?x8xf32>
-  %chunks = tensor.expand_shape %sq [[0], [1, 2]] output_shape [%t2, 2, 4] : tensor<?x8xf32> into tensor<?x2x4xf32>
-  %zero = arith.constant 0.0 : f32
-  %e2 = tensor.empty(%t2) : tensor<?x2xf32>
-  %init = linalg.fill ins(%zero : f32) outs(%e2 : tensor<?x2xf32>) -> tensor<?x2xf32>
-  %r = linalg.generic {indexing_maps = [#i3, #r3], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%chunks : tensor<?x2x4xf32>) outs(%init : tensor<?x2xf32>) {
-  ^bb0(%a: f32, %o: f32):
-    %p = arith.addf %o, %a : f32
-    linalg.yield %p : f32
-  } -> tensor<?x2xf32>
-  return %r : tensor<?x2xf32>
 }

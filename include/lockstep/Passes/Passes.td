@@ -406,27 +406,14 @@ def FuseElementwise : Pass<"lockstep-fuse-elementwise", "mlir::func::FuncOp"> {
     kernel and one pass over memory. Every element is computed by the same
     scalar ops in the same order from the same operands, and an f32 held in
     a register equals the f32 stored and reloaded, so no bit changes.
-    Producers with several uses (of one result or of several) are left
-    alone: fusing them would compute them once per use.
-
-    Such a producer used once by a reduction of one input (a norm's square
-    before its mean's chunk partials) is fused into the reduction too,
-    through the `tensor.expand_shape` that splits the reduced dim into
-    chunks: upstream's reshape-by-expansion first rewrites the producer in
-    the chunked shape (only for an expand_shape read by such reductions
-    alone), then it fuses. Each folded value is computed in the reduction's
-    body by the same ops from the same operands, and folded in the same
-    order. A `tensor.dim` of a producer's result is resolved from its
-    operands first, so that it does not count as a use. Contractions (two
-    inputs) and the reductions as producers are left alone.
+    Reductions, their chunked stages and producers with several uses (of
+    one result or of several) are left alone: fusing them would compute them
+    once per use.
 
     Example: `%a = generic {x * y}` used once by `%b = generic {a + z}`
-    becomes one `generic {(x * y) + z}`; `%s = generic {x * x}`, expanded to
-    `[T, C, W]` and summed over W, becomes one `generic {acc + x * x}` over
-    the expanded x.
+    becomes one `generic {(x * y) + z}`.
   }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
-                           "::mlir::memref::MemRefDialect"];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
 def ForwardFills : Pass<"lockstep-forward-fills", "mlir::func::FuncOp"> {
