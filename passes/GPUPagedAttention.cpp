@@ -26,13 +26,14 @@ struct GPUPagedAttentionPass
     SmallVector<ls::PagedAttentionOp> ops;
     getOperation().walk([&](ls::PagedAttentionOp op) { ops.push_back(op); });
     IRRewriter rw(&getContext());
+    SharedRequest shared; // one token -> request map for all layers
     for (ls::PagedAttentionOp op : ops) {
       if (!pagedAttentionKernelRefusal(op, chunk, maxChunk).empty()) {
         ++numLeft;
         continue;
       }
       rw.setInsertionPoint(op);
-      rw.replaceOp(op, buildPagedAttentionKernel(rw, op, chunk));
+      rw.replaceOp(op, buildPagedAttentionKernel(rw, op, chunk, shared));
       ++numKernels;
     }
   }

@@ -135,6 +135,10 @@ class Tiler {
 public:
   Tiler(const Contraction &c, ArrayRef<Value> sizes, const TileShape &shape, Location loc)
       : c(c), sizes(sizes), s(shape), loc(loc) {
+    // Weights with k fastest (W[n, k]) would have a warp's loads of one k
+    // touch 32 rows: they are staged, whose copy reads along k.
+    if (c.bKFastest)
+      s.direct = false;
     bk = s.maxBK;
     while (c.length % bk)
       bk /= 2; // the length is a multiple of 8

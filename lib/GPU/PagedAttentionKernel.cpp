@@ -65,8 +65,12 @@ public:
     columns = ceilDiv(Dv, kWarp);
   }
 
-  Value build() {
-    PagedWrites w = writePagedRows(rw, op);
+  Value build(SharedRequest &shared) {
+    Operation *def = shared.map ? shared.map.getDefiningOp() : nullptr;
+    bool reuse = def && def->getBlock() == op->getBlock() && def->isBeforeInBlock(op) &&
+                 shared.positions == op.getPositions() && shared.seqStarts == op.getSeqStarts();
+    PagedWrites w = writePagedRows(rw, op, reuse ? shared.map : Value());
+    shared = {w.request, op.getPositions(), op.getSeqStarts()};
     Value T = tensor::DimOp::create(rw, loc, op.getQuery(), 2);
     Value bs = tensor::DimOp::create(rw, loc, op.getKeyPool(), 1);
     Value mb = tensor::DimOp::create(rw, loc, op.getBlockTables(), 1);
@@ -420,6 +424,6 @@ std::string lockstep::pagedAttentionKernelRefusal(ls::PagedAttentionOp op, int64
 }
 
 Value lockstep::buildPagedAttentionKernel(RewriterBase &rw, ls::PagedAttentionOp op,
-                                          int64_t width) {
-  return Kernel(rw, op, width).build();
+                                          int64_t width, SharedRequest &shared) {
+  return Kernel(rw, op, width).build(shared);
 }

@@ -523,10 +523,21 @@ Value writeRows(RewriterBase &rw, Location loc, Value pool, Value fresh, Value r
 
 } // namespace
 
-lockstep::PagedWrites lockstep::writePagedRows(RewriterBase &rw, ls::PagedAttentionOp op) {
+lockstep::PagedWrites lockstep::writePagedRows(RewriterBase &rw, ls::PagedAttentionOp op,
+                                               Value request) {
   Location loc = op.getLoc();
   Value positions = op.getPositions(), starts = op.getSeqStarts(),
         tables = op.getBlockTables();
+  Value bs = getValueOrCreateConstantIndexOp(rw, loc,
+                                             tensor::getMixedSize(rw, loc, op.getKeyPool(), 1));
+  if (request) {
+    PagedWrites w;
+    w.request = request;
+    w.keyPool = writeRows(rw, loc, op.getKeyPool(), op.getKey(), request, positions, tables, bs);
+    w.valuePool =
+        writeRows(rw, loc, op.getValuePool(), op.getValue(), request, positions, tables, bs);
+    return w;
+  }
   // Each token's request: the number of requests that start at or before
   // it, less one (an exact integer count).
   OpFoldResult T = tensor::getMixedSize(rw, loc, op.getQuery(), 2);
@@ -550,8 +561,6 @@ lockstep::PagedWrites lockstep::writePagedRows(RewriterBase &rw, ls::PagedAttent
                     linalg::YieldOp::create(b, l, ValueRange{arith::AddIOp::create(b, l, a[1], one)});
                   })
                   .getResult(0);
-  Value bs = getValueOrCreateConstantIndexOp(rw, loc,
-                                             tensor::getMixedSize(rw, loc, op.getKeyPool(), 1));
   PagedWrites w;
   w.request = req;
   w.keyPool = writeRows(rw, loc, op.getKeyPool(), op.getKey(), req, positions, tables, bs);

@@ -192,10 +192,13 @@ func.func @partial(%x: memref<?x3x8xf32>, %w: memref<3x8x64xbf16>, %p: memref<?x
 // -----
 
 // Transposed weights (`x @ W^T`, W[n, k] read through a swapped map): W's
-// last index is k, so in the register-blocked tiles it travels like X, as
-// vector<4xf32>s of 4 k of one column, stored element by element into the
-// k-major tile.
+// last index is k, so the one-row and 8-row shapes are staged, not direct
+// (both inputs in workgroup memory, W copied along k), and in the
+// register-blocked tiles it travels like X, as vector<4xf32>s of 4 k of one
+// column, stored element by element into the k-major tile.
 // CHECK-LABEL: func.func @transposed
+// CHECK: gpu.launch {{.*}} workgroup(%{{.*}} : memref<64x2xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x65xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch {{.*}} workgroup(%{{.*}} : memref<32x9xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x65xf32, #gpu.address_space<workgroup>>)
 // CHECK: gpu.launch {{.*}} workgroup(%[[AT:[a-z0-9_]+]] : memref<2x8x132xf32, #gpu.address_space<workgroup>>, %[[BT:[a-z0-9_]+]] : memref<2x8x132xf32, #gpu.address_space<workgroup>>)
 // CHECK: vector.load %arg0[{{.*}}] {alignment = 16 : i64} : memref<?x128xf32>, vector<4xf32>
 // CHECK: vector.load %arg1[{{.*}}] {alignment = 16 : i64} : memref<96x128xf32>, vector<4xf32>

@@ -38,7 +38,9 @@ namespace lockstep {
 /// folds from them, the loop over the step's k unrolled whole; only the
 /// first input's tile goes through workgroup memory. A thread of the plain
 /// tiles with TY = 1 stages exactly the values it folds, so the staging
-/// bought nothing but a store, a barrier's wait and a load a value.
+/// bought nothing but a store, a barrier's wait and a load a value. Only
+/// where the second input's n is its fast dim: with k fastest (W[n, k]),
+/// the shape is built staged.
 struct TileShape {
   int64_t tx, ty, tm, tn, maxBK, vec;
   bool direct = false;

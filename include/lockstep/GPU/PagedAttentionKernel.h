@@ -55,9 +55,16 @@ std::string pagedAttentionKernelRefusal(ls::PagedAttentionOp op, int64_t width,
                                         int64_t maxChunk);
 
 /// Builds the pool writes and the kernel at the rewriter's point and returns
-/// the value of `op`'s result (the caller replaces the op).
+/// the value of `op`'s result (the caller replaces the op). `shared` holds
+/// the token -> request map of an earlier layer (see writePagedRows) and
+/// the positions and seq_starts it was built from: it is used when they are
+/// `op`'s and the map is defined before `op` in its block; then it holds
+/// the map this op used.
+struct SharedRequest {
+  mlir::Value map, positions, seqStarts;
+};
 mlir::Value buildPagedAttentionKernel(mlir::RewriterBase &rw, ls::PagedAttentionOp op,
-                                      int64_t width);
+                                      int64_t width, SharedRequest &shared);
 
 } // namespace lockstep
 

@@ -105,10 +105,15 @@ mlir::FailureOr<mlir::Value> chunkPagedAttention(mlir::RewriterBase &rw,
 /// starting at or before it, less one) and the pools with the step's new rows
 /// written at their tokens' slots (an scf.for of insert_slice marked
 /// lockstep.disjoint_iterations, which bufferizes into the pool arguments).
+/// `request`, when given, is the map of an earlier op with the same
+/// positions and seq_starts (so the same T), defined before `op` in its
+/// block: it is the same for every layer of a step, and is then not built
+/// again.
 struct PagedWrites {
   mlir::Value request, keyPool, valuePool;
 };
-PagedWrites writePagedRows(mlir::RewriterBase &rw, lockstep::ls::PagedAttentionOp op);
+PagedWrites writePagedRows(mlir::RewriterBase &rw, lockstep::ls::PagedAttentionOp op,
+                           mlir::Value request = {});
 
 /// The length of the reduction dim `dim` of `op` (a static size or an index
 /// value computed from the dim of an operand), built at the rewriter's point.
