@@ -135,3 +135,37 @@ func.func @one_chunk(%q: tensor<1x4x?x8xf32>, %k: tensor<1x2x?x8xf32>,
          tensor<?x16x2x8xf32>, tensor<?xi64>, tensor<?xi64>, tensor<?x2xi32>) -> tensor<1x4x?x8xf32>
   return %o : tensor<1x4x?x8xf32>
 }
+
+// -----
+
+// Two layers of one step (the same positions and seq_starts): the second
+// kernel uses the first layer's token -> request map, so one count over
+// seq_starts is built, and both kernels read it. A third attention over
+// other positions builds its own.
+// CHECK-LABEL: func.func @layers
+// CHECK: %[[REQ:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: bufferization.to_buffer %[[REQ]] read_only
+// CHECK: gpu.launch
+// CHECK-NOT: iterator_types = ["parallel", "reduction"]
+// CHECK: bufferization.to_buffer %[[REQ]] read_only
+// CHECK: gpu.launch
+// CHECK: %[[OTHER:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: bufferization.to_buffer %[[OTHER]] read_only
+// CHECK: gpu.launch
+func.func @layers(%q: tensor<1x4x?x8xf32>, %k: tensor<1x2x?x8xf32>,
+                  %v: tensor<1x2x?x8xf32>, %kp: tensor<?x?x2x8xf32>,
+                  %vp: tensor<?x?x2x8xf32>, %kp2: tensor<?x?x2x8xf32>,
+                  %vp2: tensor<?x?x2x8xf32>, %pos: tensor<?xi64>, %pos2: tensor<?xi64>,
+                  %starts: tensor<?xi64>, %tables: tensor<?x?xi32>)
+    -> (tensor<1x4x?x8xf32>, tensor<1x4x?x8xf32>, tensor<1x4x?x8xf32>) {
+  %o = lockstep.paged_attention %q, %k, %v, %kp, %vp, %pos, %starts, %tables
+      : (tensor<1x4x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<?x?x2x8xf32>,
+         tensor<?x?x2x8xf32>, tensor<?xi64>, tensor<?xi64>, tensor<?x?xi32>) -> tensor<1x4x?x8xf32>
+  %o2 = lockstep.paged_attention %o, %k, %v, %kp2, %vp2, %pos, %starts, %tables
+      : (tensor<1x4x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<?x?x2x8xf32>,
+         tensor<?x?x2x8xf32>, tensor<?xi64>, tensor<?xi64>, tensor<?x?xi32>) -> tensor<1x4x?x8xf32>
+  %o3 = lockstep.paged_attention %o2, %k, %v, %kp2, %vp2, %pos2, %starts, %tables
+      : (tensor<1x4x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<?x?x2x8xf32>,
+         tensor<?x?x2x8xf32>, tensor<?xi64>, tensor<?xi64>, tensor<?x?xi32>) -> tensor<1x4x?x8xf32>
+  return %o, %o2, %o3 : tensor<1x4x?x8xf32>, tensor<1x4x?x8xf32>, tensor<1x4x?x8xf32>
+}
