@@ -1,7 +1,7 @@
 //===- GPUPagedAttention.cpp - The lockstep-gpu-paged-attention pass ------===//
 //
 // Each lockstep.paged_attention that the kernel can serve becomes its pool
-// writes and one gpu.launch (lockstep/GPU/PagedAttentionKernel.h); the
+// writes and its kernels (lockstep/GPU/PagedAttentionKernel.h); the
 // others are left to lockstep-canonical-reductions' expansion.
 //
 //===----------------------------------------------------------------------===//
@@ -33,7 +33,7 @@ struct GPUPagedAttentionPass
         continue;
       }
       rw.setInsertionPoint(op);
-      rw.replaceOp(op, buildPagedAttentionKernel(rw, op, chunk, shared));
+      buildPagedAttentionKernel(rw, op, chunk, shared);
       ++numKernels;
     }
   }

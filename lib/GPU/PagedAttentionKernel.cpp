@@ -33,6 +33,12 @@ constexpr int64_t kMaxSlots = 8;
 /// straight-line code and 38 for 16; straight-line code was 7% faster for a
 /// 512-token prefill.
 constexpr int64_t kKeyGroup = 8;
+/// [1, H, T, D] <-> [1, T, H, D].
+constexpr int64_t kSwapHeadsAndTokens[] = {0, 2, 1, 3};
+/// The split form (a warp a chunk, then a warp a pair merging the chunks'
+/// statistics) serves a step of at most this many (pair, chunk) items: its
+/// scratch is (2 + Dv) floats an item, 17 MB for a head of 64.
+constexpr int64_t kSplitWarps = 1 << 16;
 
 Value idx(OpBuilder &b, Location l, int64_t v) { return arith::ConstantIndexOp::create(b, l, v); }
 
@@ -65,7 +71,7 @@ public:
     columns = ceilDiv(Dv, kWarp);
   }
 
-  Value build(SharedRequest &shared) {
+  void build(SharedRequest &shared) {
     Operation *def = shared.map ? shared.map.getDefiningOp() : nullptr;
     bool reuse = def && def->getBlock() == op->getBlock() && def->isBeforeInBlock(op) &&
                  shared.positions == op.getPositions() && shared.seqStarts == op.getSeqStarts();
@@ -81,7 +87,12 @@ public:
     // a lane reads 4 adjacent values of its key row at a time.
     keysByFour = D % 4 == 0;
     in.keys = read(w.keyPool, /*rowMajor=*/keysByFour);
-    in.values = read(w.valuePool);
+    // The value pool as [blocks · bs, Hk, Dv] (row-major, as the pool
+    // arguments are), so that a key's row is one index that one shuffle
+    // hands to every lane.
+    in.values = memref::CollapseShapeOp::create(
+        rw, loc, read(w.valuePool, /*rowMajor=*/true),
+        ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
     in.positions = read(op.getPositions());
     in.request = read(w.request);
     in.tables = read(op.getBlockTables());
@@ -89,38 +100,83 @@ public:
       in.scale = read(op.getScale());
     if (op.getKeyScale())
       in.keyScale = read(op.getKeyScale());
+    // y as [1, H, T, Dv], or as [1, T, H, Dv] for a transpose that is its
+    // only use.
     auto rt = cast<RankedTensorType>(op.getResult().getType());
+    if (op->hasOneUse())
+      if (auto tr = dyn_cast<linalg::TransposeOp>(*op->getUsers().begin()))
+        if (tr.getPermutation() == ArrayRef<int64_t>(kSwapHeadsAndTokens) &&
+            tr.getInput() == op.getResult())
+          outTranspose = tr;
+    if (outTranspose)
+      rt = cast<RankedTensorType>(outTranspose.getResult()[0].getType());
     auto outType = MemRefType::get(rt.getShape(), rt.getElementType());
     SmallVector<Value> dyn;
     for (unsigned d = 0; d < rt.getRank(); ++d)
       if (rt.isDynamicDim(d))
-        dyn.push_back(tensor::DimOp::create(rw, loc, op.getQuery(), d));
+        dyn.push_back(tensor::DimOp::create(rw, loc, op.getQuery(),
+                                            outTranspose ? kSwapHeadsAndTokens[d] : d));
     Value out = memref::AllocOp::create(rw, loc, outType, dyn);
     Value pairs = arith::MulIOp::create(rw, loc, T, idx(rw, loc, H));
     Value any = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt, pairs, idx(rw, loc, 0));
     scf::IfOp::create(rw, loc, any, [&](OpBuilder &b, Location l) {
-      Value one = idx(b, l, 1);
-      Value blocks = arith::CeilDivUIOp::create(b, l, pairs, idx(b, l, kWarpsPerBlock));
-      auto launch = gpu::LaunchOp::create(b, l, blocks, one, one,
-                                          idx(b, l, kWarp * kWarpsPerBlock), one, one);
-      OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
-      Value tid = launch.getThreadIds().x;
-      Value pair = arith::AddIOp::create(
-          kb, l, arith::MulIOp::create(kb, l, launch.getBlockIds().x, idx(kb, l, kWarpsPerBlock)),
-          arith::DivUIOp::create(kb, l, tid, idx(kb, l, kWarp)));
-      lane = arith::RemUIOp::create(kb, l, tid, idx(kb, l, kWarp));
-      // Whole warps only: every lane of a warp runs the same loops, which
-      // the shuffles need.
-      Value mine = arith::CmpIOp::create(kb, l, arith::CmpIPredicate::ult, pair, pairs);
-      scf::IfOp::create(kb, l, mine, [&](OpBuilder &wb, Location wl) {
-        body(wb, pair, out, bs, L, chunks);
-        scf::YieldOp::create(wb, wl);
-      });
-      gpu::TerminatorOp::create(kb, l);
+      // Split across warps when the (pair, chunk) statistics fit the
+      // scratch: one warp a chunk, then one a pair merging them.
+      Value items = arith::MulIOp::create(b, l, pairs, chunks);
+      Value split = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ule, items,
+                                          idx(b, l, kSplitWarps));
+      scf::IfOp::create(
+          b, l, split,
+          [&](OpBuilder &sb, Location sl) {
+            Value n = arith::MulIOp::create(sb, sl, items, idx(sb, sl, 2 + Dv));
+            Value scratch = memref::AllocOp::create(
+                sb, sl, MemRefType::get({ShapedType::kDynamic}, sb.getF32Type()), ValueRange{n});
+            launchWarps(sb, sl, items, [&](OpBuilder &wb, Value w) {
+              // Chunk-major: a block's warps are neighbouring heads, which
+              // share their key head, at the same chunk.
+              Value j = arith::DivUIOp::create(wb, sl, w, pairs);
+              Value pair = arith::RemUIOp::create(wb, sl, w, pairs);
+              Pair p = pairOf(wb, pair, L, chunks);
+              Value from = arith::CmpIOp::create(wb, sl, arith::CmpIPredicate::uge, j, p.first);
+              Value to = arith::CmpIOp::create(wb, sl, arith::CmpIPredicate::ult, j, p.upper);
+              Value live = arith::AndIOp::create(wb, sl, from, to);
+              scf::IfOp::create(wb, sl, live, [&](OpBuilder &cb, Location cl) {
+                Stats st = chunkStats(cb, p, j, bs, L);
+                Value base = arith::MulIOp::create(cb, cl, w, idx(cb, cl, 2 + Dv));
+                storeStats(cb, st, scratch, base);
+                scf::YieldOp::create(cb, cl);
+              });
+            });
+            launchWarps(sb, sl, pairs, [&](OpBuilder &wb, Value pair) {
+              Pair p = pairOf(wb, pair, L, chunks);
+              finish(wb, p, out, mergeChunks(wb, p, [&](OpBuilder &cb, Value j) {
+                       Value w = arith::AddIOp::create(
+                           cb, sl, arith::MulIOp::create(cb, sl, j, pairs), pair);
+                       Value base = arith::MulIOp::create(cb, sl, w, idx(cb, sl, 2 + Dv));
+                       return loadStats(cb, p, scratch, base);
+                     }));
+            });
+            scf::YieldOp::create(sb, sl);
+          },
+          [&](OpBuilder &sb, Location sl) {
+            launchWarps(sb, sl, pairs, [&](OpBuilder &wb, Value pair) {
+              Pair p = pairOf(wb, pair, L, chunks);
+              finish(wb, p, out, mergeChunks(wb, p, [&](OpBuilder &cb, Value j) {
+                       return chunkStats(cb, p, j, bs, L);
+                     }));
+            });
+            scf::YieldOp::create(sb, sl);
+          });
       scf::YieldOp::create(b, l);
     });
-    return bufferization::ToTensorOp::create(rw, loc, rt, out, /*restrict=*/true,
-                                             /*writable=*/true);
+    Value y = bufferization::ToTensorOp::create(rw, loc, rt, out, /*restrict=*/true,
+                                                /*writable=*/true);
+    if (outTranspose) {
+      rw.replaceOp(outTranspose, y);
+      rw.eraseOp(op);
+    } else {
+      rw.replaceOp(op, y);
+    }
   }
 
 private:
@@ -129,6 +185,9 @@ private:
   Location loc;
   int64_t C, H = 0, D = 0, Hk = 0, G = 1, Dv = 0, slots = 1, columns = 1;
   bool keysByFour = false;
+  /// A transpose by [0, 2, 1, 3], the only use of the op: y is stored in
+  /// its layout.
+  linalg::TransposeOp outTranspose;
   StatsBuilder S;
   Value lane;
   struct {
@@ -188,8 +247,8 @@ private:
   }
 
   /// s_j and o_j over the first `n` keys of a chunk, in key order from
-  /// +0.0, in one pass: key i's weight, block and slot are shuffled from
-  /// lane i % 32's slot i / 32, then s = s + p and, for each of this lane's
+  /// +0.0, in one pass: key i's weight and value row (`rows`: block · bs +
+  /// slot) are shuffled from lane i % 32's slot i / 32, then s = s + p and, for each of this lane's
   /// value columns, o = fma(p, v, o); a key past `n` selects them back.
   /// Each of the folds is the expansion's, op for op and in its order (the
   /// two are independent, so interleaving them changes no bit). The keys
@@ -197,7 +256,7 @@ private:
   /// wait on no fold, then its folds in key order.
   std::pair<Value, SmallVector<Value>> sumAndValues(OpBuilder &b, Location l, Value n,
                                                     ArrayRef<Value> ps,
-                                                    ArrayRef<SmallVector<Value>> rows,
+                                                    ArrayRef<Value> rows,
                                                     Value hk, ArrayRef<Value> cols) {
     SmallVector<Value> acc{S.cst(b, l, 0.0)};
     for (size_t c = 0; c < cols.size(); ++c)
@@ -213,10 +272,9 @@ private:
         Value key = arith::AddIOp::create(fb, fl, from, idx(fb, fl, s * kWarp));
         valid.push_back(arith::CmpIOp::create(fb, fl, arith::CmpIPredicate::ult, key, n));
         p.push_back(shuffle(fb, fl, ps[s], from));
-        Value blk = toIndex(fb, fl, shuffle(fb, fl, rows[s][0], from));
-        Value slot = toIndex(fb, fl, shuffle(fb, fl, rows[s][1], from));
+        Value row = toIndex(fb, fl, shuffle(fb, fl, rows[s], from));
         for (Value c : cols)
-          v[u].push_back(load(fb, fl, in.values, {blk, slot, hk, c}));
+          v[u].push_back(load(fb, fl, in.values, {row, hk, c}));
       }
       for (int64_t u = 0; u < g; ++u) {
         cur[0] = arith::SelectOp::create(fb, fl, valid[u],
@@ -310,86 +368,185 @@ private:
     return arith::SelectOp::create(b, l, keep, s, S.negInf(b, l));
   }
 
-  void body(OpBuilder &b, Value pair, Value out, Value bs, Value L, Value chunks) {
+  /// One gpu.launch of `warps` warps, kWarpsPerBlock a block, each running
+  /// `fn` with its warp index; whole warps only (every lane of a warp runs
+  /// the same loops, which the shuffles need).
+  void launchWarps(OpBuilder &b, Location l, Value warps,
+                   llvm::function_ref<void(OpBuilder &, Value)> fn) {
+    Value one = idx(b, l, 1);
+    Value blocks = arith::CeilDivUIOp::create(b, l, warps, idx(b, l, kWarpsPerBlock));
+    auto launch = gpu::LaunchOp::create(b, l, blocks, one, one,
+                                        idx(b, l, kWarp * kWarpsPerBlock), one, one);
+    OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
+    Value tid = launch.getThreadIds().x;
+    Value w = arith::AddIOp::create(
+        kb, l, arith::MulIOp::create(kb, l, launch.getBlockIds().x, idx(kb, l, kWarpsPerBlock)),
+        arith::DivUIOp::create(kb, l, tid, idx(kb, l, kWarp)));
+    lane = arith::RemUIOp::create(kb, l, tid, idx(kb, l, kWarp));
+    Value mine = arith::CmpIOp::create(kb, l, arith::CmpIPredicate::ult, w, warps);
+    scf::IfOp::create(kb, l, mine, [&](OpBuilder &wb, Location wl) {
+      fn(wb, w);
+      scf::YieldOp::create(wb, wl);
+    });
+    gpu::TerminatorOp::create(kb, l);
+  }
+
+  /// What a warp knows of its (token, query head) pair.
+  struct Pair {
+    Value t, h, hk, pos, req;
+    /// The chunks with a key that is not masked: [first, upper).
+    Value first, upper;
+    /// This lane's value columns, clamped into range (the extra ones are
+    /// computed and not stored).
+    SmallVector<Value> cols;
+  };
+
+  Pair pairOf(OpBuilder &b, Value pair, Value L, Value chunks) {
     Location l = loc;
-    Value t = arith::DivUIOp::create(b, l, pair, idx(b, l, H));
-    Value h = arith::RemUIOp::create(b, l, pair, idx(b, l, H));
-    Value hk = arith::DivUIOp::create(b, l, h, idx(b, l, G));
+    Pair p;
+    p.t = arith::DivUIOp::create(b, l, pair, idx(b, l, H));
+    p.h = arith::RemUIOp::create(b, l, pair, idx(b, l, H));
+    p.hk = arith::DivUIOp::create(b, l, p.h, idx(b, l, G));
     Value zero = idx(b, l, 0), one = idx(b, l, 1);
-    Value pos = toIndex(b, l, load(b, l, in.positions, t));
-    Value req = toIndex(b, l, load(b, l, in.request, t));
-    Value lastKey = arith::SubIOp::create(b, l, L, one);
-    // The chunks with a key that is not masked: from the one holding key
-    // pos − W + 1 (window W) to the one holding pos.
+    p.pos = toIndex(b, l, load(b, l, in.positions, p.t));
+    p.req = toIndex(b, l, load(b, l, in.request, p.t));
+    // From the chunk holding key pos − W + 1 (window W) to the one holding
+    // pos.
     Value cw = idx(b, l, C);
-    Value first = zero;
+    p.first = zero;
     if (int64_t w = (int64_t)op.getWindow().value_or(0); w > 0) {
-      Value after = arith::AddIOp::create(b, l, pos, one);
+      Value after = arith::AddIOp::create(b, l, p.pos, one);
       Value late = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ugt, after, idx(b, l, w));
       Value start = arith::SubIOp::create(b, l, after, idx(b, l, w));
-      first = arith::SelectOp::create(b, l, late, arith::DivUIOp::create(b, l, start, cw), zero);
+      p.first = arith::SelectOp::create(b, l, late, arith::DivUIOp::create(b, l, start, cw), zero);
     }
-    Value upper = arith::MinUIOp::create(
-        b, l, arith::AddIOp::create(b, l, arith::DivUIOp::create(b, l, pos, cw), one), chunks);
-    // This lane's value columns, clamped into range (the extra ones are
-    // computed and not stored).
-    SmallVector<Value> cols;
+    p.upper = arith::MinUIOp::create(
+        b, l, arith::AddIOp::create(b, l, arith::DivUIOp::create(b, l, p.pos, cw), one), chunks);
     for (int64_t c = 0; c < columns; ++c)
-      cols.push_back(arith::MinUIOp::create(b, l, arith::AddIOp::create(b, l, lane, idx(b, l, c * kWarp)),
-                                            idx(b, l, Dv - 1)));
-    SmallVector<Value> init{S.negInf(b, l), S.cst(b, l, 0.0)};
-    for (int64_t c = 0; c < columns; ++c)
-      init.push_back(S.cst(b, l, 0.0));
-    auto loop = scf::ForOp::create(
-        b, l, first, upper, one, init, [&](OpBuilder &cb, Location cl, Value j, ValueRange acc) {
-          Value k0 = arith::MulIOp::create(cb, cl, j, cw);
-          Value n = arith::MinUIOp::create(cb, cl, cw, arith::SubIOp::create(cb, cl, L, k0));
-          // Each lane scores keys k0 + lane + 32s; a key past the chunk's
-          // end is scored at a row in range and never folded.
-          SmallVector<SmallVector<Value>> xs(slots), rows(slots);
-          SmallVector<Value> keysOf;
-          SmallVector<std::pair<Value, Value>> at;
-          for (int64_t s = 0; s < slots; ++s) {
-            Value k = arith::AddIOp::create(cb, cl, k0,
-                                            arith::AddIOp::create(cb, cl, lane, idx(cb, cl, s * kWarp)));
-            Value kk = arith::MinUIOp::create(cb, cl, arith::MinUIOp::create(cb, cl, k, lastKey), pos);
-            Value blk = toIndex(cb, cl, load(cb, cl, in.tables,
-                                             {req, arith::DivUIOp::create(cb, cl, kk, bs).getResult()}));
-            Value slot = arith::RemUIOp::create(cb, cl, kk, bs);
-            keysOf.push_back(k);
-            at.push_back({blk, slot});
-            rows[s] = {toI32(cb, cl, blk), toI32(cb, cl, slot)};
-          }
-          SmallVector<Value> dot = dots(cb, cl, h, t, hk, at);
-          for (int64_t s = 0; s < slots; ++s)
-            xs[s] = {score(cb, cl, dot[s], keysOf[s], pos)};
-          // m_j, then exp(x − m_j) once a key, then s_j and o_j.
-          SmallVector<Value> x;
-          for (int64_t s = 0; s < slots; ++s)
-            x.push_back(xs[s][0]);
-          Value mj = chunkMax(cb, cl, n, x);
-          SmallVector<Value> ps;
-          for (int64_t s = 0; s < slots; ++s)
-            ps.push_back(S.shiftedExp(cb, cl, x[s], mj));
-          auto [sj, oj] = sumAndValues(cb, cl, n, ps, rows, hk, cols);
-          StatsBuilder::RowMerge r = S.mergeRow(cb, cl, acc[0], acc[1], mj, sj);
-          SmallVector<Value> yield{r.max, r.l};
-          for (int64_t c = 0; c < columns; ++c)
-            yield.push_back(S.mergeColumn(cb, cl, acc[2 + c], r.alpha, oj[c], r.beta, mj));
-          scf::YieldOp::create(cb, cl, yield);
-        });
-    Value lsum = loop.getResult(1);
+      p.cols.push_back(arith::MinUIOp::create(
+          b, l, arith::AddIOp::create(b, l, lane, idx(b, l, c * kWarp)), idx(b, l, Dv - 1)));
+    return p;
+  }
+
+  /// A chunk's statistics: its max m_j, s_j = Σ exp(x − m_j) and o_j (this
+  /// lane's columns).
+  struct Stats {
+    Value m, s;
+    SmallVector<Value> o;
+  };
+
+  /// Chunk j's statistics for pair `p`, every lane of the warp taking part.
+  Stats chunkStats(OpBuilder &cb, const Pair &p, Value j, Value bs, Value L) {
+    Location cl = loc;
+    Value cw = idx(cb, cl, C), one = idx(cb, cl, 1);
+    Value lastKey = arith::SubIOp::create(cb, cl, L, one);
+    Value k0 = arith::MulIOp::create(cb, cl, j, cw);
+    Value n = arith::MinUIOp::create(cb, cl, cw, arith::SubIOp::create(cb, cl, L, k0));
+    // Each lane scores keys k0 + lane + 32s; a key past the chunk's end is
+    // scored at a row in range and never folded.
+    SmallVector<Value> keysOf, rows, x;
+    SmallVector<std::pair<Value, Value>> at;
+    for (int64_t s = 0; s < slots; ++s) {
+      Value k = arith::AddIOp::create(cb, cl, k0,
+                                      arith::AddIOp::create(cb, cl, lane, idx(cb, cl, s * kWarp)));
+      Value kk = arith::MinUIOp::create(cb, cl, arith::MinUIOp::create(cb, cl, k, lastKey), p.pos);
+      Value blk = toIndex(cb, cl, load(cb, cl, in.tables,
+                                       {p.req, arith::DivUIOp::create(cb, cl, kk, bs).getResult()}));
+      Value slot = arith::RemUIOp::create(cb, cl, kk, bs);
+      keysOf.push_back(k);
+      at.push_back({blk, slot});
+      // The key's row of the value pool seen as [blocks · bs, Hk, Dv].
+      rows.push_back(toI32(cb, cl, arith::AddIOp::create(
+                                       cb, cl, arith::MulIOp::create(cb, cl, blk, bs), slot)));
+    }
+    SmallVector<Value> dot = dots(cb, cl, p.h, p.t, p.hk, at);
+    for (int64_t s = 0; s < slots; ++s)
+      x.push_back(score(cb, cl, dot[s], keysOf[s], p.pos));
+    // m_j, then exp(x − m_j) once a key, then s_j and o_j.
+    Stats st;
+    st.m = chunkMax(cb, cl, n, x);
+    SmallVector<Value> ps;
+    for (int64_t s = 0; s < slots; ++s)
+      ps.push_back(S.shiftedExp(cb, cl, x[s], st.m));
+    std::tie(st.s, st.o) = sumAndValues(cb, cl, n, ps, rows, p.hk, p.cols);
+    return st;
+  }
+
+  /// Chunk statistics kept between the two kernels of the split form: at
+  /// `base`, m_j, s_j, then o_j's Dv columns.
+  void storeStats(OpBuilder &b, const Stats &st, Value scratch, Value base) {
+    Location l = loc;
+    Value first = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, lane, idx(b, l, 0));
+    scf::IfOp::create(b, l, first, [&](OpBuilder &ib, Location il) {
+      memref::StoreOp::create(ib, il, st.m, scratch, base);
+      memref::StoreOp::create(ib, il, st.s, scratch,
+                              ValueRange{arith::AddIOp::create(ib, il, base, idx(ib, il, 1))});
+      scf::YieldOp::create(ib, il);
+    });
+    Value at = arith::AddIOp::create(b, l, base, idx(b, l, 2));
     for (int64_t c = 0; c < columns; ++c) {
       Value e = arith::AddIOp::create(b, l, lane, idx(b, l, c * kWarp));
       Value inRange = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, e, idx(b, l, Dv));
       scf::IfOp::create(b, l, inRange, [&](OpBuilder &ib, Location il) {
-        Value y = arith::DivFOp::create(ib, il, loop.getResult(2 + c), lsum);
+        memref::StoreOp::create(ib, il, st.o[c], scratch,
+                                ValueRange{arith::AddIOp::create(ib, il, at, e)});
+        scf::YieldOp::create(ib, il);
+      });
+    }
+  }
+
+  Stats loadStats(OpBuilder &b, const Pair &p, Value scratch, Value base) {
+    Location l = loc;
+    Stats st;
+    st.m = load(b, l, scratch, base);
+    st.s = load(b, l, scratch, arith::AddIOp::create(b, l, base, idx(b, l, 1)).getResult());
+    Value at = arith::AddIOp::create(b, l, base, idx(b, l, 2));
+    for (Value c : p.cols)
+      st.o.push_back(load(b, l, scratch, arith::AddIOp::create(b, l, at, c).getResult()));
+    return st;
+  }
+
+  /// (m, l, o) merged left to right from (−inf, 0, 0) with the statistics
+  /// of chunks first .. upper − 1, each given by `stats`: the expansion's
+  /// merge ops in its order.
+  SmallVector<Value> mergeChunks(OpBuilder &b, const Pair &p,
+                                 llvm::function_ref<Stats(OpBuilder &, Value)> stats) {
+    Location l = loc;
+    SmallVector<Value> init{S.negInf(b, l), S.cst(b, l, 0.0)};
+    for (int64_t c = 0; c < columns; ++c)
+      init.push_back(S.cst(b, l, 0.0));
+    auto loop = scf::ForOp::create(
+        b, l, p.first, p.upper, idx(b, l, 1), init,
+        [&](OpBuilder &cb, Location cl, Value j, ValueRange acc) {
+          Stats st = stats(cb, j);
+          StatsBuilder::RowMerge r = S.mergeRow(cb, cl, acc[0], acc[1], st.m, st.s);
+          SmallVector<Value> yield{r.max, r.l};
+          for (int64_t c = 0; c < columns; ++c)
+            yield.push_back(S.mergeColumn(cb, cl, acc[2 + c], r.alpha, st.o[c], r.beta, st.m));
+          scf::YieldOp::create(cb, cl, yield);
+        });
+    return SmallVector<Value>(loop.getResults().begin(), loop.getResults().end());
+  }
+
+  /// y = o / l (0 for a row of no key when the op says so), stored.
+  void finish(OpBuilder &b, const Pair &p, Value out, ArrayRef<Value> merged) {
+    Location l = loc;
+    Value zero = idx(b, l, 0);
+    Value lsum = merged[1];
+    for (int64_t c = 0; c < columns; ++c) {
+      Value e = arith::AddIOp::create(b, l, lane, idx(b, l, c * kWarp));
+      Value inRange = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, e, idx(b, l, Dv));
+      scf::IfOp::create(b, l, inRange, [&](OpBuilder &ib, Location il) {
+        Value y = arith::DivFOp::create(ib, il, merged[2 + c], lsum);
         if (op.getZeroEmptyRows()) {
           Value z = S.cst(ib, il, 0.0);
           Value empty = arith::CmpFOp::create(ib, il, arith::CmpFPredicate::OEQ, lsum, z);
           y = arith::SelectOp::create(ib, il, empty, z, y);
         }
-        memref::StoreOp::create(ib, il, y, out, ValueRange{zero, h, t, e});
+        if (outTranspose)
+          memref::StoreOp::create(ib, il, y, out, ValueRange{zero, p.t, p.h, e});
+        else
+          memref::StoreOp::create(ib, il, y, out, ValueRange{zero, p.h, p.t, e});
         scf::YieldOp::create(ib, il);
       });
     }
@@ -423,7 +580,7 @@ std::string lockstep::pagedAttentionKernelRefusal(ls::PagedAttentionOp op, int64
   return "";
 }
 
-Value lockstep::buildPagedAttentionKernel(RewriterBase &rw, ls::PagedAttentionOp op,
-                                          int64_t width, SharedRequest &shared) {
-  return Kernel(rw, op, width).build(shared);
+void lockstep::buildPagedAttentionKernel(RewriterBase &rw, ls::PagedAttentionOp op,
+                                         int64_t width, SharedRequest &shared) {
+  Kernel(rw, op, width).build(shared);
 }

@@ -759,10 +759,16 @@ def GPUPagedAttention : Pass<"lockstep-gpu-paged-attention", "mlir::func::FuncOp
     Runs for `--target=cuda` before lockstep-canonical-reductions, on tensors.
     Each `lockstep.paged_attention` becomes the pool writes of its expansion
     (each token's request, then its new key and value rows written at its
-    slot) and one `gpu.launch` reading buffers of those tensors
+    slot) and `gpu.launch`es reading buffers of those tensors
     (`bufferization.to_buffer read_only`) and writing a new buffer that
-    becomes the result (`bufferization.to_tensor restrict writable`). A warp
-    owns one (token, query head); see
+    becomes the result (`bufferization.to_tensor restrict writable`). A step
+    of at most 65536 (token, query head, key chunk) items takes two
+    launches: a warp a chunk of a (token, query head) writes the chunk's
+    statistics to a scratch buffer, then a warp a (token, query head) merges
+    them in chunk order. A larger step takes one launch, a warp a (token,
+    query head) looping over its chunks. When the result's only use is a
+    `linalg.transpose` by [0, 2, 1, 3] (to [1, T, H, Dv], before the output
+    projection), y is stored in that layout and replaces the transpose. See
     lockstep/GPU/PagedAttentionKernel.h for how each value is the same ops
     on the same operands, in the same order, as in the expansion of
     lockstep-canonical-reductions with key chunks of `chunk`, and why the
