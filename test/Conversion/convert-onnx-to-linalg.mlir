@@ -478,3 +478,54 @@ func.func @empty_slices(%x: tensor<10x4xf32>) -> (tensor<0x4xf32>, tensor<0x4xf3
   %c = "onnx.Concat"(%p, %z) {axis = 0 : i64} : (tensor<10x4xf32>, tensor<0x4xf32>) -> tensor<10x4xf32>
   return %y, %z, %c : tensor<0x4xf32>, tensor<0x4xf32>, tensor<10x4xf32>
 }
+
+// -----
+
+// RoPE's rotate-half, Concat(Neg(x[..., 8:16]), x[..., 0:8]), is one gather:
+// output index d of the last dim reads x at d + 8 (negated) below 8 and at
+// d - 8 from 8 on. No piece is made and no slice copied.
+// CHECK-LABEL: func.func @rotate_half
+// CHECK-NOT: tensor.insert_slice
+// CHECK: linalg.generic
+// CHECK: %[[D:.*]] = linalg.index 3 : index
+// CHECK: %[[HI:.*]] = arith.addi %[[D]], %c8
+// CHECK: %[[LO:.*]] = arith.addi %[[D]], %c-8
+// CHECK: %[[SECOND:.*]] = arith.cmpi uge, %[[D]], %c8
+// CHECK: %[[AT:.*]] = arith.select %[[SECOND]], %[[LO]], %[[HI]]
+// CHECK: %[[NEG:.*]] = arith.select %[[SECOND]], %false, %true
+// CHECK: %[[V:.*]] = tensor.extract %arg0[%{{.*}}, %{{.*}}, %{{.*}}, %[[AT]]] : tensor<?x4x?x16xf32>
+// CHECK: %[[N:.*]] = arith.negf %[[V]]
+// CHECK: %[[R:.*]] = arith.select %[[NEG]], %[[N]], %[[V]]
+// CHECK: linalg.yield %[[R]]
+// CHECK-NOT: tensor.insert_slice
+// CHECK: return
+func.func @rotate_half(%x: tensor<?x4x?x16xf32, #onnx.dims<[b, 4, s, 16]>>) -> tensor<?x4x?x16xf32, #onnx.dims<[b, 4, s, 16]>> {
+  %zero = "onnx.Constant"() {value = dense<0> : tensor<1xi64>} : () -> tensor<1xi64>
+  %half = "onnx.Constant"() {value = dense<8> : tensor<1xi64>} : () -> tensor<1xi64>
+  %end = "onnx.Constant"() {value = dense<9223372036854775807> : tensor<1xi64>} : () -> tensor<1xi64>
+  %axis = "onnx.Constant"() {value = dense<-1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %one = "onnx.Constant"() {value = dense<1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %lo = "onnx.Slice"(%x, %zero, %half, %axis, %one) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>} : (tensor<?x4x?x16xf32, #onnx.dims<[b, 4, s, 16]>>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4x?x8xf32, #onnx.dims<[b, 4, s, 8]>>
+  %hi = "onnx.Slice"(%x, %half, %end, %axis, %one) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>} : (tensor<?x4x?x16xf32, #onnx.dims<[b, 4, s, 16]>>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x4x?x8xf32, #onnx.dims<[b, 4, s, 8]>>
+  %n = "onnx.Neg"(%hi) : (tensor<?x4x?x8xf32, #onnx.dims<[b, 4, s, 8]>>) -> tensor<?x4x?x8xf32, #onnx.dims<[b, 4, s, 8]>>
+  %c = "onnx.Concat"(%n, %lo) {axis = -1 : i64} : (tensor<?x4x?x8xf32, #onnx.dims<[b, 4, s, 8]>>, tensor<?x4x?x8xf32, #onnx.dims<[b, 4, s, 8]>>) -> tensor<?x4x?x16xf32, #onnx.dims<[b, 4, s, 16]>>
+  return %c : tensor<?x4x?x16xf32, #onnx.dims<[b, 4, s, 16]>>
+}
+
+// -----
+
+// Slices of two different tensors are copied piece by piece.
+// CHECK-LABEL: func.func @concat_two_sources
+// CHECK: tensor.extract_slice %arg0
+// CHECK: tensor.extract_slice %arg1
+// CHECK: tensor.insert_slice
+// CHECK: tensor.insert_slice
+func.func @concat_two_sources(%x: tensor<4x16xf32>, %y: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %zero = "onnx.Constant"() {value = dense<0> : tensor<1xi64>} : () -> tensor<1xi64>
+  %half = "onnx.Constant"() {value = dense<8> : tensor<1xi64>} : () -> tensor<1xi64>
+  %axis = "onnx.Constant"() {value = dense<1> : tensor<1xi64>} : () -> tensor<1xi64>
+  %a = "onnx.Slice"(%x, %zero, %half, %axis) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>} : (tensor<4x16xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4x8xf32>
+  %b = "onnx.Slice"(%y, %zero, %half, %axis) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>} : (tensor<4x16xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4x8xf32>
+  %c = "onnx.Concat"(%a, %b) {axis = 1 : i64} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
+  return %c : tensor<4x16xf32>
+}

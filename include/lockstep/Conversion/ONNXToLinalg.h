@@ -78,6 +78,11 @@ std::optional<mlir::LogicalResult> lowerMovement(mlir::Operation *op,
 std::optional<mlir::LogicalResult> lowerShapeOp(mlir::Operation *op,
                                                 LoweringState &s);
 
+/// A Concat whose inputs are all Slices of one tensor along its axis, some
+/// under a Neg (RoPE's rotate-half), as one gather generic; null for any
+/// other op or Concat (ConcatSlices.cpp).
+mlir::Value concatOfSlices(mlir::Operation *concat, LoweringState &s);
+
 /// Builds a linalg.generic that computes `body` elementwise over `operands`
 /// (lowered values, with the symbolic dims `operandDims`), broadcast
 /// numpy-style to a result of dims `outDims` and element type `elt`.

@@ -410,6 +410,14 @@ def FuseElementwise : Pass<"lockstep-fuse-elementwise", "mlir::func::FuncOp"> {
     one result or of several) are left alone: fusing them would compute them
     once per use.
 
+    Two rewrites come first. A `tensor.extract` from a `linalg.transpose`
+    (RoPE's rotate-half is such a gather, see ConcatSlices.cpp) reads the
+    transpose's input at the permuted index instead; and a transpose used
+    once, as an input of an elementwise generic, becomes a generic, which
+    then fuses into it. So the exporters' q and k path (reshape, transpose,
+    x·cos + rotate_half(x)·sin) is one op reading the projection's output.
+    A copy is exact: these change no bit either.
+
     Example: `%a = generic {x * y}` used once by `%b = generic {a + z}`
     becomes one `generic {(x * y) + z}`.
   }];

@@ -59,6 +59,10 @@ LogicalResult lowerConcat(ConcatOp op, LoweringState &s) {
   int64_t rank = out.size(), axis = (int64_t)op.getAxis();
   if (axis < 0)
     axis += rank;
+  if (Value gathered = concatOfSlices(op, s)) {
+    s.set(op.getResult(), gathered);
+    return success();
+  }
   Value acc = s.empty(op.getResult());
   DimExpr offset(0);
   for (Value in : op.getInputs()) {
