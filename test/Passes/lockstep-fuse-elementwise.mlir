@@ -174,3 +174,86 @@ func.func @rope(%y: tensor<1x?x2x4xf32>, %cos: tensor<1x1x?x4xf32>, %sin: tensor
   } -> tensor<1x2x?x4xf32>
   return %s : tensor<1x2x?x4xf32>
 }
+
+// -----
+
+// A projection's chunk combine (folding its 2 chunk partials in chunk
+// order into a fill of 0) used once by the residual add: the add folds the
+// partials itself, in an scf.for over the chunks from 0.0 with the
+// combine's own addf (acc first), then adds the residual. No combine is
+// left. A combine read through a broadcast (a norm's mean over a row, used
+// at every column) stays: it would be folded once per column.
+// CHECK-LABEL: func.func @combine
+// CHECK: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%arg2 : tensor<?x64xf32>)
+// CHECK: ^bb0(%[[R:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[M:.*]] = linalg.index 0
+// CHECK: %[[C:.*]] = linalg.index 1
+// CHECK: %[[S:.*]] = scf.for %[[J:.*]] = %c0{{.*}} to %c2 step %c1{{.*}} iter_args(%[[A:.*]] = %[[Z]]) -> (f32)
+// CHECK: %[[V:.*]] = tensor.extract %[[P]][%[[M]], %[[J]], %[[C]]]
+// CHECK: %[[F:.*]] = arith.addf %[[A]], %[[V]]
+// CHECK: scf.yield %[[F]]
+// CHECK: %[[Y:.*]] = arith.addf %[[S]], %[[R]]
+// CHECK: linalg.yield %[[Y]]
+// CHECK-NOT: linalg.generic
+// CHECK: return
+// CHECK-LABEL: func.func @broadcast_combine
+// CHECK-COUNT-2: linalg.generic
+#x = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#w = affine_map<(d0, d1, d2, d3) -> (d1, d2, d3)>
+#p = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#pin = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#pout = affine_map<(d0, d1, d2) -> (d0, d2)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @combine(%x: tensor<?x2x256xf32>, %w: tensor<2x256x64xf32>, %res: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x2x256xf32>
+  %zero = arith.constant 0.0 : f32
+  %pe = tensor.empty(%t) : tensor<?x2x64xf32>
+  %pf = linalg.fill ins(%zero : f32) outs(%pe : tensor<?x2x64xf32>) -> tensor<?x2x64xf32>
+  %part = linalg.generic {indexing_maps = [#x, #w, #p], iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : tensor<?x2x256xf32>, tensor<2x256x64xf32>) outs(%pf : tensor<?x2x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %f = math.fma %a, %b, %o : f32
+    linalg.yield %f : f32
+  } -> tensor<?x2x64xf32>
+  %ce = tensor.empty(%t) : tensor<?x64xf32>
+  %cf = linalg.fill ins(%zero : f32) outs(%ce : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %comb = linalg.generic {indexing_maps = [#pin, #pout], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%part : tensor<?x2x64xf32>) outs(%cf : tensor<?x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<?x64xf32>
+  %y = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%comb, %res : tensor<?x64xf32>, tensor<?x64xf32>) outs(%ce : tensor<?x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+#row = affine_map<(d0, d1) -> (d0)>
+#in2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @broadcast_combine(%part: tensor<?x8xf32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %re = tensor.empty(%t) : tensor<?xf32>
+  %rf = linalg.fill ins(%zero : f32) outs(%re : tensor<?xf32>) -> tensor<?xf32>
+  %sum = linalg.generic {indexing_maps = [#in2, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%part : tensor<?x8xf32>) outs(%rf : tensor<?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  %e = tensor.empty(%t) : tensor<?x64xf32>
+  %y = linalg.generic {indexing_maps = [#row, #in2, #in2], iterator_types = ["parallel", "parallel"]}
+      ins(%sum, %x : tensor<?xf32>, tensor<?x64xf32>) outs(%e : tensor<?x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.mulf %b, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}

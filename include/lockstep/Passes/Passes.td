@@ -418,6 +418,17 @@ def FuseElementwise : Pass<"lockstep-fuse-elementwise", "mlir::func::FuncOp"> {
     x·cos + rotate_half(x)·sin) is one op reading the projection's output.
     A copy is exact: these change no bit either.
 
+    A reduction of one input whose only use is an input of an elementwise
+    generic, read through a permutation (each of its elements once: a
+    projection's chunk combine before the residual add or the MLP's
+    activation product), is folded in the consumer's body instead: an
+    `scf.for` over the reduced dim from the reduction's init (its fill value
+    or its element), applying the reduction's own body to each element of
+    its input in order. One kernel fewer and the combined tensor never
+    stored; the fold is the same ops in the same order. A reduction read
+    through a broadcast (a norm's mean) stays: it would be folded once per
+    use.
+
     Example: `%a = generic {x * y}` used once by `%b = generic {a + z}`
     becomes one `generic {(x * y) + z}`.
   }];
