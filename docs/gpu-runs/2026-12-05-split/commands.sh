@@ -5,6 +5,13 @@
 #              (a warp a chunk, then a merge kernel) when the step has at
 #              most 65536 (token, head, chunk) items
 #   q1.tar.xz  scripts/gpu-prepare of 9 models (both forms) with p1's code
+#   run16/bundle.tar.xz  scripts/gpu-prepare of all 66 models at 977f276
+#   run16/bench.tar.xz   bench/gpu/prepare.py at 977f276 (directory renamed
+#                        bench)
+# commands.sh bits RUN   scripts/test-gpu on RUN's bundle (both forms)
+# commands.sh speed RUN  the events profile of a decode step at 1 request,
+#                        then bench/gpu/run.py --only $ONLY (default
+#                        copy,gemm,serve,adaptive,hf,hfc)
 # commands.sh split   bits of q1 on the GPU against the CPU (scripts/test-gpu),
 #                     then p0 and p1 served alternately at 1, 8 and 64
 #                     requests (bench --warmup 1, graphs on) and a prefill of
@@ -16,6 +23,30 @@ w=/tmp/lsw; mkdir -p $w
 for v in p0 p1; do [ -f gpu-bundle/$v.tar.xz ] && tar xJf gpu-bundle/$v.tar.xz -C $w; done
 mv $w/bench $w/p0 2>/dev/null
 case "$1" in
+bits|speed)
+  r=$2; b=/tmp/lsb-$r/bench
+  mkdir -p /tmp/lsb-$r; tar xJf gpu-bundle/$r/bench.tar.xz -C /tmp/lsb-$r
+  if [ "$1" = bits ]; then
+    timeout 540 scripts/test-gpu gpu-bundle/$r/bundle.tar.xz "$b/lockstep-run" --phases exec,control,cpu,wide,gpu \
+      --schedules-fixtures 50 --schedules 6 --cpu-schedules 6 --jobs 15 --split 5 --logs "$OUT/logs-all" \
+      > "$OUT/bits-all.log" 2>&1
+    echo "rc=$?" >> "$OUT/bits-all.log"; grep -c "^ok" "$OUT/bits-all.log"; grep "^FAIL" "$OUT/bits-all.log" | head -20; tail -3 "$OUT/bits-all.log"
+    (cd "$OUT" && tar czf logs-all.tgz logs-all && rm -rf logs-all)
+    exit 0
+  fi
+  python3 -c "
+import json, sys; sys.path.insert(0, 'bench/gpu')
+import run
+run.ensure_model(json.load(open('$b/manifest.json')))" > "$OUT/model.log" 2>&1
+  LOCKSTEP_CUDA_PROFILE=events LOCKSTEP_CUDA_PROFILE_ROWS=0 timeout 100 \
+    "$b/lockstep-run" bench "$b/llama1b.lsa" --device cuda --only batched --requests 1 --prompt-len 128 \
+    --max-new-tokens 17 > "$OUT/events-decode1.log" 2>&1
+  echo "events rc=$?" >> "$OUT/events-decode1.log"; grep -A3 "^cuda profile" "$OUT/events-decode1.log" | cut -c1-300
+  timeout 470 python3 bench/gpu/run.py "$b" --out "$OUT/RESULTS-gpu.md" --json "$OUT/bench.json" \
+    --only ${ONLY:-copy,gemm,serve,adaptive,hf,hfc} --hfc-timeout 240 > "$OUT/bench.log" 2>&1
+  echo "run.py rc=$?" >> "$OUT/bench.log"
+  tail -45 "$OUT/RESULTS-gpu.md"
+  ;;
 split)
   python3 -c "
 import sys; sys.path.insert(0, 'bench/gpu')
