@@ -9,7 +9,12 @@
 // step, say) once per result it gives the consumer. Every element is then
 // computed by the same scalar ops, in the same order, from the same
 // operands, as before, and an f32 kept in a register equals the f32 stored
-// and loaded, so no bit changes. Nothing is fused into a reduction.
+// and loaded, so no bit changes. A cheap elementwise producer (a few ops:
+// a norm's square) used once by a reduction of one input is fused into it
+// too, through the tensor.expand_shape that splits the reduced dim into
+// chunks (the producer is first rewritten in the chunked shape): each
+// folded value is then computed in the fold by the same ops and folded in
+// the same order. Contractions (two inputs) are not fused into.
 //
 // Two rewrites feed it: an element read from a transpose (tensor.extract,
 // as RoPE's rotate-half gathers) is read from the transpose's input at the
@@ -24,9 +29,11 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace lockstep {
@@ -41,6 +48,46 @@ namespace {
 bool elementwise(Operation *op) {
   auto g = dyn_cast_or_null<linalg::GenericOp>(op);
   return g && g.getNumLoops() == g.getNumParallelLoops() && g->getNumResults() >= 1;
+}
+
+/// A reduction of one input into one output.
+bool plainReduction(Operation *op) {
+  auto g = dyn_cast_or_null<linalg::GenericOp>(op);
+  return g && g.getNumReductionLoops() > 0 && g.getNumDpsInputs() == 1 &&
+         g.getNumDpsInits() == 1;
+}
+
+/// An elementwise body of a few ops (a norm's square): cheap enough to be
+/// computed in a reduction's fold. An expanded pow or exp is not: fused
+/// into a norm's partials, one thread a chunk of 256, the H200 took 63 us
+/// against 14 for the two kernels (run 14 in bench/RESULTS.md).
+constexpr unsigned kMaxOpsInFold = 4;
+bool cheap(Operation *op) {
+  auto g = dyn_cast_or_null<linalg::GenericOp>(op);
+  return g && g.getBody()->getOperations().size() <= kMaxOpsInFold + 1;
+}
+
+/// Whether the producer of `use` fuses into its owner: an elementwise op
+/// used once, into an elementwise op, or, when cheap, into a reduction of
+/// one input (a contraction, two inputs, reads stored operands in its tiled
+/// kernels).
+bool fusable(OpOperand *use) {
+  Operation *producer = use->get().getDefiningOp();
+  Operation *consumer = use->getOwner();
+  return elementwise(producer) && producer->hasOneUse() &&
+         (elementwise(consumer) || (plainReduction(consumer) && cheap(producer)));
+}
+
+/// An expand_shape of a cheap elementwise op's only result, read only by
+/// plain reductions (the chunks of a norm's mean): the op is rewritten in
+/// the expanded shape, so that it can fuse into them.
+bool expandable(OpOperand *use) {
+  auto expand = dyn_cast<tensor::ExpandShapeOp>(use->getOwner());
+  Operation *producer = use->get().getDefiningOp();
+  if (!expand || !elementwise(producer) || !cheap(producer) || !producer->hasOneUse() ||
+      expand->use_empty())
+    return false;
+  return llvm::all_of(expand->getUsers(), plainReduction);
 }
 
 /// An element of a transpose is the element of its input at the permuted
@@ -78,16 +125,56 @@ struct GeneralizeFusableTranspose : OpRewritePattern<linalg::TransposeOp> {
   }
 };
 
+/// Reductions read through a broadcast are folded again at every read:
+/// only those of at most this many elements (a norm's mean over 2048 in
+/// chunks of 256 combines 8 partials).
+constexpr int64_t kMaxRefolded = 32;
+
 /// A reduction of one input (a contraction's chunk combine, folding its
 /// partials in chunk order) whose only use is an input of an elementwise
 /// generic that reads each of its elements once (a permutation map: the
-/// residual add after a projection, the MLP's activation product) is
-/// computed in the consumer's body: an scf.for over the reduced dim, from
+/// residual add after a projection, the MLP's activation product), or
+/// reads it through a broadcast when it folds at most kMaxRefolded
+/// elements (a norm's combine, read at every column), is computed in the
+/// consumer's body: an scf.for over the reduced dim, from
 /// the reduction's init (its fill value, or its element), folding the
 /// input's elements with the reduction's own body in the same order. One
 /// kernel fewer, and the combined tensor is never stored.
 struct InlineReduction : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
+
+  /// The reduced extent when static (from the input dim the reduced loop
+  /// reads), else nullopt.
+  static std::optional<int64_t> reducedExtent(linalg::GenericOp r) {
+    unsigned red = 0;
+    for (auto [d, it] : llvm::enumerate(r.getIteratorTypesArray()))
+      if (it == utils::IteratorType::reduction)
+        red = d;
+    OpOperand *in = r.getDpsInputOperand(0);
+    auto type = cast<RankedTensorType>(in->get().getType());
+    for (auto [q, e] : llvm::enumerate(r.getMatchingIndexingMap(in).getResults()))
+      if (cast<AffineDimExpr>(e).getPosition() == red && !type.isDynamicDim(q))
+        return type.getDimSize(q);
+    return std::nullopt;
+  }
+
+  /// Whether every result of `m` is a distinct dim or the constant 0 (a
+  /// broadcast of a size-1 dim).
+  static bool dimsOrZeros(AffineMap m) {
+    llvm::SmallDenseSet<unsigned> seen;
+    for (AffineExpr e : m.getResults()) {
+      if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+        if (c.getValue() != 0)
+          return false;
+      } else if (auto d = dyn_cast<AffineDimExpr>(e)) {
+        if (!seen.insert(d.getPosition()).second)
+          return false;
+      } else {
+        return false;
+      }
+    }
+    return true;
+  }
 
   static OpOperand *candidate(linalg::GenericOp g) {
     for (OpOperand *o : g.getDpsInputOperands()) {
@@ -95,9 +182,14 @@ struct InlineReduction : OpRewritePattern<linalg::GenericOp> {
       if (!r || !r->hasOneUse() || r.getNumDpsInputs() != 1 || r.getNumDpsInits() != 1 ||
           r.getNumReductionLoops() != 1 || r.hasPureBufferSemantics())
         continue;
-      if (!g.getMatchingIndexingMap(o).isPermutation() ||
-          !r.getMatchingIndexingMap(r.getDpsInitOperand(0)).isProjectedPermutation() ||
+      if (!dimsOrZeros(r.getMatchingIndexingMap(r.getDpsInitOperand(0))) ||
           !r.getMatchingIndexingMap(r.getDpsInputOperand(0)).isProjectedPermutation())
+        continue;
+      // Read once per element; or through a broadcast (a norm's mean at
+      // every column), each read folding again, when the fold is short.
+      AffineMap gm = g.getMatchingIndexingMap(o);
+      std::optional<int64_t> n = reducedExtent(r);
+      if (!gm.isPermutation() && !(dimsOrZeros(gm) && n && *n <= kMaxRefolded))
         continue;
       if (llvm::any_of(r.getBody()->getOperations(),
                        [](Operation &op) { return op.getNumRegions() || isa<linalg::IndexOp>(op); }))
@@ -154,9 +246,16 @@ struct InlineReduction : OpRewritePattern<linalg::GenericOp> {
           // from the consumer's (the element the consumer reads), the
           // reduced one the loop's.
           SmallVector<Value> at(r.getNumLoops());
-          for (auto [i, e] : llvm::enumerate(om.getResults()))
-            at[cast<AffineDimExpr>(e).getPosition()] = linalg::IndexOp::create(
-                b, l, cast<AffineDimExpr>(gm.getResult(i)).getPosition());
+          for (auto [i, e] : llvm::enumerate(om.getResults())) {
+            if (!isa<AffineDimExpr>(e))
+              continue; // a size-1 dim of the result (a keepdims mean)
+            Value v;
+            if (auto d = dyn_cast<AffineDimExpr>(gm.getResult(i)))
+              v = linalg::IndexOp::create(b, l, d.getPosition());
+            else // a broadcast size-1 dim
+              v = arith::ConstantIndexOp::create(b, l, 0);
+            at[cast<AffineDimExpr>(e).getPosition()] = v;
+          }
           Value acc0 = initValue ? initValue : args[inputs.size() - 1];
           Value zero = arith::ConstantIndexOp::create(b, l, 0),
                 one = arith::ConstantIndexOp::create(b, l, 1);
@@ -202,10 +301,11 @@ struct FuseElementwisePass
     RewritePatternSet patterns(&getContext());
     patterns.add<ExtractThroughTranspose, GeneralizeFusableTranspose, InlineReduction>(
         &getContext());
-    linalg::populateElementwiseOpsFusionPatterns(patterns, [](OpOperand *use) {
-      Operation *producer = use->get().getDefiningOp();
-      return elementwise(producer) && elementwise(use->getOwner()) && producer->hasOneUse();
-    });
+    linalg::populateElementwiseOpsFusionPatterns(patterns, fusable);
+    linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, expandable);
+    // A tensor.dim of a producer's result (the chunked reshape's sizes) is
+    // a use: read it from the producer's operands instead.
+    memref::populateResolveRankedShapedTypeResultDimsPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

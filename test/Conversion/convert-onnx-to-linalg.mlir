@@ -247,6 +247,29 @@ func.func @pow_i64_f32(%a: tensor<3xi64>, %b: tensor<3xf32>) -> tensor<3xi64> {
 
 // -----
 
+// A float base to the constant 2 (a norm's square, a float or an integer
+// exponent) is x * x, the correctly rounded square; 3 keeps pow.
+// CHECK-LABEL: func.func @pow_two
+// CHECK: linalg.generic
+// CHECK-NEXT: ^bb0(%[[X:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[S:.*]] = arith.mulf %[[X]], %[[X]] : f32
+// CHECK-NEXT: linalg.yield %[[S]]
+// CHECK: linalg.generic
+// CHECK-NEXT: ^bb0(%[[Y:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: arith.mulf %[[Y]], %[[Y]] : f32
+// CHECK: math.powf
+func.func @pow_two(%a: tensor<?x8xf32, #onnx.dims<[n, 8]>>) -> (tensor<?x8xf32, #onnx.dims<[n, 8]>>, tensor<?x8xf32, #onnx.dims<[n, 8]>>, tensor<?x8xf32, #onnx.dims<[n, 8]>>) {
+  %two = "onnx.Constant"() {value = dense<2.0> : tensor<f32>} : () -> tensor<f32>
+  %y = "onnx.Pow"(%a, %two) : (tensor<?x8xf32, #onnx.dims<[n, 8]>>, tensor<f32>) -> tensor<?x8xf32, #onnx.dims<[n, 8]>>
+  %itwo = "onnx.Constant"() {value = dense<2> : tensor<1xi64>} : () -> tensor<1xi64>
+  %z = "onnx.Pow"(%a, %itwo) : (tensor<?x8xf32, #onnx.dims<[n, 8]>>, tensor<1xi64>) -> tensor<?x8xf32, #onnx.dims<[n, 8]>>
+  %three = "onnx.Constant"() {value = dense<3.0> : tensor<f32>} : () -> tensor<f32>
+  %w = "onnx.Pow"(%a, %three) : (tensor<?x8xf32, #onnx.dims<[n, 8]>>, tensor<f32>) -> tensor<?x8xf32, #onnx.dims<[n, 8]>>
+  return %y, %z, %w : tensor<?x8xf32, #onnx.dims<[n, 8]>>, tensor<?x8xf32, #onnx.dims<[n, 8]>>, tensor<?x8xf32, #onnx.dims<[n, 8]>>
+}
+
+// -----
+
 // f32 to bf16 rounds to nearest even in integer arithmetic (no truncf, which
 // LLVM would turn into a call to compiler-rt); NaN becomes 0x7FC0.
 // CHECK-LABEL: func.func @cast_bf16

@@ -30,8 +30,8 @@ func.func @chain(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %z: tensor<4x8xf32>) 
 // -----
 
 // Not fused: an elementwise producer used twice (it would be computed
-// twice), and an elementwise producer of a reduction (its chunked stages
-// stay as the canonical form made them).
+// twice), and an elementwise producer of a contraction (two inputs: its
+// tiled kernels read stored operands).
 // CHECK-LABEL: func.func @kept
 // CHECK-COUNT-4: linalg.generic
 #id = affine_map<(d0, d1) -> (d0, d1)>
@@ -58,10 +58,10 @@ func.func @kept(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<4x8xf32>, t
   %zero = arith.constant 0.0 : f32
   %e1 = tensor.empty() : tensor<4xf32>
   %init = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
-  %r = linalg.generic {indexing_maps = [#id, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
-      ins(%sq : tensor<4x8xf32>) outs(%init : tensor<4xf32>) {
-  ^bb0(%a: f32, %o: f32):
-    %p = arith.addf %o, %a : f32
+  %r = linalg.generic {indexing_maps = [#id, #id, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%sq, %y : tensor<4x8xf32>, tensor<4x8xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = math.fma %a, %b, %o : f32
     linalg.yield %p : f32
   } -> tensor<4xf32>
   return %m, %n, %r : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>
@@ -181,8 +181,7 @@ func.func @rope(%y: tensor<1x?x2x4xf32>, %cos: tensor<1x1x?x4xf32>, %sin: tensor
 // order into a fill of 0) used once by the residual add: the add folds the
 // partials itself, in an scf.for over the chunks from 0.0 with the
 // combine's own addf (acc first), then adds the residual. No combine is
-// left. A combine read through a broadcast (a norm's mean over a row, used
-// at every column) stays: it would be folded once per column.
+// left.
 // CHECK-LABEL: func.func @combine
 // CHECK: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]
@@ -198,8 +197,6 @@ func.func @rope(%y: tensor<1x?x2x4xf32>, %cos: tensor<1x1x?x4xf32>, %sin: tensor
 // CHECK: linalg.yield %[[Y]]
 // CHECK-NOT: linalg.generic
 // CHECK: return
-// CHECK-LABEL: func.func @broadcast_combine
-// CHECK-COUNT-2: linalg.generic
 #x = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 #w = affine_map<(d0, d1, d2, d3) -> (d1, d2, d3)>
 #p = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
@@ -234,6 +231,27 @@ func.func @combine(%x: tensor<?x2x256xf32>, %w: tensor<2x256x64xf32>, %res: tens
   } -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
 }
+
+// -----
+
+// A norm's combine (8 partials of a row's sum) read through a broadcast at
+// every column: folded again at each column, in the consumer (8 loads a
+// column are cheaper than a kernel); also when the sum keeps its reduced dim
+// as a size-1 dim ([T, 1], ReduceMean's keepdims). One of 64 partials
+// stays.
+// CHECK-LABEL: func.func @broadcast_combine
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%arg1 : tensor<?x64xf32>)
+// CHECK: %[[M:.*]] = linalg.index 0
+// CHECK: scf.for %[[J:.*]] = %c0{{.*}} to %c8
+// CHECK: tensor.extract %arg0[%[[M]], %[[J]]] : tensor<?x8xf32>
+// CHECK-NOT: linalg.generic
+// CHECK-LABEL: func.func @keepdims_combine
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]} ins(%arg1 : tensor<?x64xf32>)
+// CHECK: scf.for %[[J:.*]] = %c0{{.*}} to %c8
+// CHECK: tensor.extract %arg0[%{{.*}}, %[[J]]] : tensor<?x8xf32>
+// CHECK-NOT: linalg.generic
+// CHECK-LABEL: func.func @long_broadcast_combine
+// CHECK-COUNT-2: linalg.generic
 #row = affine_map<(d0, d1) -> (d0)>
 #in2 = affine_map<(d0, d1) -> (d0, d1)>
 func.func @broadcast_combine(%part: tensor<?x8xf32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
@@ -256,4 +274,121 @@ func.func @broadcast_combine(%part: tensor<?x8xf32>, %x: tensor<?x64xf32>) -> te
     linalg.yield %s : f32
   } -> tensor<?x64xf32>
   return %y : tensor<?x64xf32>
+}
+#keep = affine_map<(d0, d1) -> (d0, 0)>
+func.func @keepdims_combine(%part: tensor<?x8xf32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %re = tensor.empty(%t) : tensor<?x1xf32>
+  %rf = linalg.fill ins(%zero : f32) outs(%re : tensor<?x1xf32>) -> tensor<?x1xf32>
+  %sum = linalg.generic {indexing_maps = [#in2, #keep], iterator_types = ["parallel", "reduction"]}
+      ins(%part : tensor<?x8xf32>) outs(%rf : tensor<?x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<?x1xf32>
+  %e = tensor.empty(%t) : tensor<?x64xf32>
+  %y = linalg.generic {indexing_maps = [#keep, #in2, #in2], iterator_types = ["parallel", "parallel"]}
+      ins(%sum, %x : tensor<?x1xf32>, tensor<?x64xf32>) outs(%e : tensor<?x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.mulf %b, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+func.func @long_broadcast_combine(%part: tensor<?x64xf32>, %x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %re = tensor.empty(%t) : tensor<?xf32>
+  %rf = linalg.fill ins(%zero : f32) outs(%re : tensor<?xf32>) -> tensor<?xf32>
+  %sum = linalg.generic {indexing_maps = [#in2, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%part : tensor<?x64xf32>) outs(%rf : tensor<?xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<?xf32>
+  %e = tensor.empty(%t) : tensor<?x64xf32>
+  %y = linalg.generic {indexing_maps = [#row, #in2, #in2], iterator_types = ["parallel", "parallel"]}
+      ins(%sum, %x : tensor<?xf32>, tensor<?x64xf32>) outs(%e : tensor<?x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.mulf %b, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<?x64xf32>
+  return %y : tensor<?x64xf32>
+}
+
+// -----
+
+// A norm's square before its mean's chunk partials: the square is used once,
+// by an expand_shape into [T, 2 chunks, 4] read only by the partials (a
+// reduction of one input, the dynamic T's tensor.dim of the square being
+// resolved from x). The square is rewritten in the chunked shape and fused:
+// one generic over the expanded x whose body squares and adds. A producer
+// of more ops (an expanded pow, here 6) is not: the fold would compute it
+// one thread a chunk.
+// CHECK-LABEL: func.func @norm_partials
+// CHECK: %[[X:.*]] = tensor.expand_shape %arg0 {{\[}}[0], [1, 2]]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]] : tensor<?x2x4xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK-NEXT: %[[SQ:.*]] = arith.mulf %[[IN]], %[[IN]]
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[ACC]], %[[SQ]]
+// CHECK-NEXT: linalg.yield %[[SUM]]
+// CHECK-NOT: linalg.generic
+// CHECK-LABEL: func.func @costly_partials
+// CHECK-COUNT-2: linalg.generic
+#i2 = affine_map<(d0, d1) -> (d0, d1)>
+#i3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#r3 = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @norm_partials(%x: tensor<?x8xf32>) -> tensor<?x2xf32> {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x8xf32>
+  %e = tensor.empty(%t) : tensor<?x8xf32>
+  %sq = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x8xf32>) outs(%e : tensor<?x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %p = arith.mulf %a, %a : f32
+    linalg.yield %p : f32
+  } -> tensor<?x8xf32>
+  %t2 = tensor.dim %sq, %c0 : tensor<?x8xf32>
+  %chunks = tensor.expand_shape %sq [[0], [1, 2]] output_shape [%t2, 2, 4] : tensor<?x8xf32> into tensor<?x2x4xf32>
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty(%t2) : tensor<?x2xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e2 : tensor<?x2xf32>) -> tensor<?x2xf32>
+  %r = linalg.generic {indexing_maps = [#i3, #r3], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%chunks : tensor<?x2x4xf32>) outs(%init : tensor<?x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %p = arith.addf %o, %a : f32
+    linalg.yield %p : f32
+  } -> tensor<?x2xf32>
+  return %r : tensor<?x2xf32>
+}
+func.func @costly_partials(%x: tensor<?x8xf32>) -> tensor<?x2xf32> {
+  %c0 = arith.constant 0 : index
+  %t = tensor.dim %x, %c0 : tensor<?x8xf32>
+  %e = tensor.empty(%t) : tensor<?x8xf32>
+  %sq = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<?x8xf32>) outs(%e : tensor<?x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %p = arith.mulf %a, %a : f32
+    %q = arith.mulf %p, %a : f32
+    %r = arith.addf %q, %p : f32
+    %u = arith.mulf %r, %a : f32
+    %v = arith.subf %u, %q : f32
+    %w = arith.mulf %v, %r : f32
+    linalg.yield %w : f32
+  } -> tensor<?x8xf32>
+  %t2 = tensor.dim %sq, %c0 : tensor<?x8xf32>
+  %chunks = tensor.expand_shape %sq [[0], [1, 2]] output_shape [%t2, 2, 4] : tensor<?x8xf32> into tensor<?x2x4xf32>
+  %zero = arith.constant 0.0 : f32
+  %e2 = tensor.empty(%t2) : tensor<?x2xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e2 : tensor<?x2xf32>) -> tensor<?x2xf32>
+  %r = linalg.generic {indexing_maps = [#i3, #r3], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%chunks : tensor<?x2x4xf32>) outs(%init : tensor<?x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %p = arith.addf %o, %a : f32
+    linalg.yield %p : f32
+  } -> tensor<?x2xf32>
+  return %r : tensor<?x2xf32>
 }

@@ -163,6 +163,20 @@ Value intPow(OpBuilder &b, Location loc, Value base, Value exp, bool isUnsigned)
   return arith::SelectOp::create(b, loc, negExp, negResult, r);
 }
 
+/// Whether `v` is an onnx.Constant whose every element is 2 (a float or an
+/// integer).
+bool isConstantTwo(Value v) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  auto d = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : DenseElementsAttr();
+  if (!d || !d.isSplat())
+    return false;
+  if (isa<FloatType>(d.getElementType()))
+    return d.getSplatValue<APFloat>().convertToDouble() == 2.0;
+  if (isa<IntegerType>(d.getElementType()))
+    return d.getSplatValue<APInt>() == 2;
+  return false;
+}
+
 /// Pow over any pair of element types (ONNX allows the exponent's type to
 /// differ from the base's): floats with powf in the base's type, integers by
 /// squaring, an integer base with a float exponent through f64 (as numpy
@@ -394,6 +408,14 @@ std::optional<LogicalResult> lockstep::lowerElementwise(Operation *op,
   }
   StringRef kind = op->getName().stripDialect();
   if (auto pow = dyn_cast<PowOp>(op)) {
+    // x^2 of floats (a norm's square) is x·x: the correctly rounded square,
+    // where Lockstep's pow (about 1 ulp) could differ from it, and a product
+    // rather than a log and an exp.
+    if (isa<FloatType>(s.plainType(pow.getA()).getElementType()) && isConstantTwo(pow.getB()))
+      return lowerWith(op, s, {pow.getA()}, resultElt,
+                       [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                         return arith::MulFOp::create(b, l, a[0], a[0]);
+                       });
     bool bu = isUnsignedInt(s.plainType(pow.getA()).getElementType());
     bool eu = isUnsignedInt(s.plainType(pow.getB()).getElementType());
     return lowerWith(op, s, {pow.getA(), pow.getB()}, resultElt,
