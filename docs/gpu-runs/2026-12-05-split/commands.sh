@@ -12,6 +12,8 @@
 # commands.sh speed RUN  the events profile of a decode step at 1 request,
 #                        then bench/gpu/run.py --only $ONLY (default
 #                        copy,gemm,serve,adaptive,hf,hfc)
+# commands.sh ab A B    the llama1b of runs A and B (bench.tar.xz) served
+#                        alternately, two rounds, at 1, 8 and 64 requests
 # commands.sh split   bits of q1 on the GPU against the CPU (scripts/test-gpu),
 #                     then p0 and p1 served alternately at 1, 8 and 64
 #                     requests (bench --warmup 1, graphs on) and a prefill of
@@ -46,6 +48,23 @@ run.ensure_model(json.load(open('$b/manifest.json')))" > "$OUT/model.log" 2>&1
     --only ${ONLY:-copy,gemm,serve,adaptive,hf,hfc} --hfc-timeout 240 > "$OUT/bench.log" 2>&1
   echo "run.py rc=$?" >> "$OUT/bench.log"
   tail -45 "$OUT/RESULTS-gpu.md"
+  ;;
+ab)
+  for r in $2 $3; do mkdir -p /tmp/lsb-$r; [ -d /tmp/lsb-$r/bench ] || tar xJf gpu-bundle/$r/bench.tar.xz -C /tmp/lsb-$r; done
+  python3 -c "
+import json, sys; sys.path.insert(0, 'bench/gpu')
+import run
+run.ensure_model(json.load(open('/tmp/lsb-$2/bench/manifest.json')))" > "$OUT/model-ab.log" 2>&1
+  for round in 1 2; do
+    for r in $2 $3; do
+      b=/tmp/lsb-$r/bench
+      for c in 1 8 64; do
+        x=$(timeout 120 $b/lockstep-run bench $b/llama1b.lsa --device cuda --only batched --warmup 1 \
+          --requests $c --prompt-len 128 --max-new-tokens 128 2>&1 | grep -E "^batched|^cuda launches" | tr '\n' ' ')
+        echo "round $round $r c=$c $x" | tee -a "$OUT/ab.log"
+      done
+    done
+  done
   ;;
 split)
   python3 -c "
