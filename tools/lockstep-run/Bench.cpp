@@ -145,6 +145,14 @@ void printLaunches() {
               (unsigned long long)g.kernels, (unsigned long long)g.flushes,
               (unsigned long long)g.replays, (unsigned long long)g.built,
               (unsigned long long)g.updates, (unsigned long long)g.direct);
+  // Where the host's time went (both runs): making launches, handing them to
+  // the stream, waiting for the device.
+  std::printf("cuda host          %.1f ms queuing (%.2f us a kernel), %.1f ms flushing "
+              "(%.1f us a batch), %.1f ms waiting; segments of %llu launches (%llu cut)\n",
+              1e3 * g.queueSeconds, g.kernels ? 1e6 * g.queueSeconds / g.kernels : 0.0,
+              1e3 * g.flushSeconds, g.flushes ? 1e6 * g.flushSeconds / g.flushes : 0.0,
+              1e3 * g.waitSeconds, (unsigned long long)g.segment,
+              (unsigned long long)g.segments);
 }
 
 } // namespace

@@ -104,7 +104,14 @@ LaunchQueue &queue(const CudaDriver &d) {
                       : syncEachLaunch()                 ? "LOCKSTEP_CUDA_SYNC=1"
                       : cuda_profile::enabled()          ? "the profile times each launch"
                                                          : nullptr;
-    launches.configure(d, why == nullptr, why ? why : "");
+    size_t segment = LaunchQueue::kDefaultSegment;
+    if (const char *v = std::getenv("LOCKSTEP_CUDA_GRAPH_SEGMENT"); v && *v) {
+      char *end = nullptr;
+      unsigned long long n = std::strtoull(v, &end, 10);
+      if (*end == 0 && n <= 1000000) // else: the default
+        segment = size_t(n);
+    }
+    launches.configure(d, why == nullptr, why ? why : "", segment);
   }
   return launches;
 }
@@ -360,6 +367,13 @@ bool lockstep::rt::flushCudaLaunches(std::string &error) {
   return false;
 }
 
+/// Adds host time spent waiting for the device to the launch stats.
+static void noteWait(cuda_profile::Clock::time_point t0) {
+  double s = cuda_profile::since(t0);
+  std::lock_guard<std::mutex> lock(mu);
+  launches.waited(s);
+}
+
 LaunchGraphStats lockstep::rt::cudaLaunchStats() {
   std::lock_guard<std::mutex> lock(mu);
   return launches.stats();
@@ -578,6 +592,7 @@ bool CudaMemory::download(void *host, const void *device, uint64_t bytes,
       error = d->describe(r, "cuMemcpyDtoH");
       return false;
     }
+  noteWait(t0);
   if (cuda_profile::enabled())
     cuda_profile::copy(bytes, cuda_profile::since(t0));
   return true;
@@ -605,6 +620,7 @@ bool CudaMemory::finish(std::string &error) {
     error = d->describe(r, "the step's kernels (cuStreamSynchronize)");
     return false;
   }
+  noteWait(t0);
   if (cuda_profile::enabled()) {
     cuda_profile::finish(cuda_profile::since(t0));
     if (cuda_profile::timesByEvents(*d))

@@ -75,8 +75,11 @@ bool LaunchBatch::sameAs(size_t i, const LaunchBatch &other, size_t j) const {
                                      lenA) == 0;
 }
 
-void LaunchQueue::configure(const CudaDriver &d, bool wanted, const std::string &why) {
+void LaunchQueue::configure(const CudaDriver &d, bool wanted, const std::string &why,
+                            size_t segment) {
   on_ = wanted && d.graphs.available();
+  segment_ = on_ ? segment : 0;
+  stats_.segment = segment_;
   stats_.disabled = on_ ? std::string()
                     : !wanted ? why
                               : std::string("the CUDA driver has no graph API");
@@ -124,6 +127,8 @@ bool LaunchQueue::launch(const CudaDriver &d, CUfunction f, const unsigned dims[
   const std::vector<uint32_t> *sizes = nullptr;
   if (!sizesOf(d, f, sizes, error))
     return false;
+  if (pending_.launches.empty())
+    firstQueued_ = std::chrono::steady_clock::now();
   QueuedLaunch l{f, {}, uint32_t(pending_.paramOffset.size()), uint32_t(sizes->size())};
   std::copy(dims, dims + 7, l.dims);
   for (uint32_t s : *sizes) {
@@ -134,6 +139,10 @@ bool LaunchQueue::launch(const CudaDriver &d, CUfunction f, const unsigned dims[
     std::memcpy(pending_.bytes.data() + at, *params++, s);
   }
   pending_.launches.push_back(l);
+  if (segment_ && pending_.launches.size() >= segment_) {
+    ++stats_.segments;
+    return flush(d, error);
+  }
   return true;
 }
 
@@ -208,6 +217,9 @@ bool LaunchQueue::replay(const CudaDriver &d, Graph &g, std::string &error) {
 bool LaunchQueue::flush(const CudaDriver &d, std::string &error) {
   if (pending_.launches.empty())
     return true;
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point t0 = Clock::now();
+  stats_.queueSeconds += std::chrono::duration<double>(t0 - firstQueued_).count();
   ++stats_.flushes;
   uint64_t key = keyOf(pending_);
   auto it = graphs_.find(key);
@@ -226,6 +238,7 @@ bool LaunchQueue::flush(const CudaDriver &d, std::string &error) {
     ok = launchDirect(d, pending_, error);
   }
   pending_.clear();
+  stats_.flushSeconds += std::chrono::duration<double>(Clock::now() - t0).count();
   return ok;
 }
 

@@ -19,12 +19,22 @@
 // with LOCKSTEP_CUDA_GRAPHS=0, and under LOCKSTEP_CUDA_SYNC=1 or the profile,
 // which wait for each launch.
 //
+// A long call is cut into segments: once `segment` launches are queued they
+// are flushed as a batch of their own (a graph of their own once seen twice),
+// so that the GPU runs the first kernels of a step while the host code still
+// makes the launches of the rest. Without it a step costs the host's time
+// plus the GPU's; with it, nearer the larger of the two. The segment is
+// LOCKSTEP_CUDA_GRAPH_SEGMENT (launches; 0: the whole call, one batch), 64
+// by default. The cut changes only when the host hands work to the stream,
+// never what runs or in what order.
+//
 //===----------------------------------------------------------------------===//
 #ifndef LOCKSTEP_RUNTIME_BACKEND_CUDA_LAUNCHGRAPH_H
 #define LOCKSTEP_RUNTIME_BACKEND_CUDA_LAUNCHGRAPH_H
 
 #include "lockstep/Runtime/Backend/Cuda/CudaDriver.h"
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -41,6 +51,11 @@ struct LaunchGraphStats {
   uint64_t built = 0;    // graphs made
   uint64_t replays = 0;  // flushes run as a cached graph
   uint64_t updates = 0;  // nodes updated in place before a replay
+  uint64_t segments = 0; // flushes made because a segment was full
+  uint64_t segment = 0;  // the segment's length (0: none)
+  double queueSeconds = 0; // host time from a batch's first launch to its flush
+  double flushSeconds = 0; // host time in flushes (updates, graph launches)
+  double waitSeconds = 0;  // host time waiting for the device (copies back, a call's end)
   std::string disabled;  // why graphs are off, if they are
 };
 
@@ -69,14 +84,19 @@ struct LaunchBatch {
 
 class LaunchQueue {
 public:
-  static constexpr size_t kMaxGraphs = 16;
+  static constexpr size_t kMaxGraphs = 64;
+  static constexpr size_t kDefaultSegment = 64;
 
   LaunchQueue();
   /// Frees the host side only: at exit the driver may be gone.
   ~LaunchQueue();
 
   /// Graphs on or off for this process (see above); `why` says why off.
-  void configure(const CudaDriver &d, bool wanted, const std::string &why);
+  /// `segment`: launches a batch holds at most (0: no limit).
+  void configure(const CudaDriver &d, bool wanted, const std::string &why,
+                 size_t segment = kDefaultSegment);
+  /// Adds host time spent waiting for the device to the stats.
+  void waited(double seconds) { stats_.waitSeconds += seconds; }
   /// Launches now (graphs off) or queues the launch. `params` are
   /// cuLaunchKernel's; their sizes come from cuFuncGetParamInfo.
   bool launch(const CudaDriver &d, CUfunction f, const unsigned dims[7], void **params,
@@ -98,6 +118,8 @@ private:
   void off(const CudaDriver &d, const std::string &why);
 
   bool on_ = false;
+  size_t segment_ = 0;
+  std::chrono::steady_clock::time_point firstQueued_;
   LaunchBatch pending_;
   std::unordered_map<CUfunction, std::vector<uint32_t>> sizes_;
   std::unordered_map<uint64_t, std::unique_ptr<Graph>> graphs_;

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# On the device (2026-12-05, second session). Bundles made here, under gpu-bundle/RUN/:
+#   bench.tar.xz   bench/gpu/prepare.py (directory renamed bench)
+#   bundle.tar.xz  scripts/gpu-prepare of all 66 models
+# commands.sh seg RUN    llama1b served at 1, 8 and 64 requests and a prefill of
+#                        8 x 512 with LOCKSTEP_CUDA_GRAPH_SEGMENT 0 (one batch a
+#                        call, as before) and 16, 32, 64, 128, two rounds; then
+#                        the events profile of a decode step at 1 request
+# commands.sh speed RUN  bench/gpu/run.py --only $ONLY (default
+#                        copy,gemm,serve,adaptive,hf,hfc)
+# commands.sh bits RUN   scripts/test-gpu on RUN's bundle (both forms)
+cd "$(dirname "$0")/../../.."
+export LOCKSTEP_PYTHON=python3 PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version --format=csv > "$OUT/gpu.txt" 2>&1
+r=$2; b=/tmp/lsb-$r/bench
+mkdir -p /tmp/lsb-$r
+[ -f gpu-bundle/$r/bench.tar.xz ] && tar xJf gpu-bundle/$r/bench.tar.xz -C /tmp/lsb-$r
+model() {
+  python3 -c "
+import json, sys; sys.path.insert(0, 'bench/gpu')
+import run
+run.ensure_model(json.load(open('$b/manifest.json')))" > "$OUT/model.log" 2>&1
+}
+case "$1" in
+bits)
+  timeout 540 scripts/test-gpu gpu-bundle/$r/bundle.tar.xz "$b/lockstep-run" --phases exec,control,cpu,wide,gpu \
+    --schedules-fixtures 50 --schedules 6 --cpu-schedules 6 --jobs 15 --split 5 --logs "$OUT/logs-all" \
+    > "$OUT/bits-all.log" 2>&1
+  echo "rc=$?" >> "$OUT/bits-all.log"; grep -c "^ok" "$OUT/bits-all.log"; grep "^FAIL" "$OUT/bits-all.log" | head -20; tail -3 "$OUT/bits-all.log"
+  (cd "$OUT" && tar czf logs-all.tgz logs-all && rm -rf logs-all)
+  ;;
+seg)
+  model
+  for round in 1 2; do
+    for s in 0 16 32 64 128; do
+      for c in 1 8 64; do
+        x=$(LOCKSTEP_CUDA_GRAPH_SEGMENT=$s timeout 120 $b/lockstep-run bench $b/llama1b.lsa --device cuda --only batched \
+          --warmup 1 --requests $c --prompt-len 128 --max-new-tokens 128 2>&1 | grep -E "^batched|^cuda" | tr '\n' ' ')
+        echo "round $round seg=$s c=$c $x" | tee -a "$OUT/seg.log" | cut -c1-400
+      done
+      x=$(LOCKSTEP_CUDA_GRAPH_SEGMENT=$s timeout 120 $b/lockstep-run bench $b/llama1b.lsa --device cuda --only batched \
+        --warmup 1 --requests 8 --prompt-len 512 --max-new-tokens 1 --token-budget 512 2>&1 | grep -E "^batched|^cuda" | tr '\n' ' ')
+      echo "round $round seg=$s prefill $x" | tee -a "$OUT/seg.log" | cut -c1-400
+    done
+  done
+  LOCKSTEP_CUDA_PROFILE=events LOCKSTEP_CUDA_PROFILE_ROWS=0 timeout 100 \
+    "$b/lockstep-run" bench "$b/llama1b.lsa" --device cuda --only batched --requests 1 --prompt-len 128 \
+    --max-new-tokens 17 > "$OUT/events-decode1.log" 2>&1
+  echo "events rc=$?" >> "$OUT/events-decode1.log"; grep -A3 "^cuda profile" "$OUT/events-decode1.log" | cut -c1-300
+  n=$(grep -n "ONNX op type" "$OUT/events-decode1.log" | cut -d: -f1); sed -n "$n,$((n+10))p" "$OUT/events-decode1.log"
+  ;;
+speed)
+  model
+  timeout 540 python3 bench/gpu/run.py "$b" --out "$OUT/RESULTS-gpu.md" --json "$OUT/bench.json" \
+    --only ${ONLY:-copy,gemm,serve,adaptive,hf,hfc} --hfc-timeout 240 > "$OUT/bench.log" 2>&1
+  echo "run.py rc=$?" >> "$OUT/bench.log"
+  tail -45 "$OUT/RESULTS-gpu.md"
+  ;;
+esac
