@@ -5,7 +5,7 @@
 # commands.sh seg RUN    llama1b served at 1, 8 and 64 requests and a prefill of
 #                        8 x 512 with LOCKSTEP_CUDA_GRAPH_SEGMENT 0 (one batch a
 #                        call, as before) and 16, 32, 64, 128, two rounds; then
-#                        the events profile of a decode step at 1 request
+#                        the events profile of decode steps at 1 and 64 requests
 # commands.sh speed RUN  bench/gpu/run.py --only $ONLY (default
 #                        copy,gemm,serve,adaptive,hf,hfc)
 # commands.sh bits RUN   scripts/test-gpu on RUN's bundle (both forms)
@@ -48,6 +48,13 @@ seg)
     --max-new-tokens 17 > "$OUT/events-decode1.log" 2>&1
   echo "events rc=$?" >> "$OUT/events-decode1.log"; grep -A3 "^cuda profile" "$OUT/events-decode1.log" | cut -c1-300
   n=$(grep -n "ONNX op type" "$OUT/events-decode1.log" | cut -d: -f1); sed -n "$n,$((n+10))p" "$OUT/events-decode1.log"
+  # 64 requests of short prompts: the decode steps' kernels dominate the profile.
+  LOCKSTEP_CUDA_PROFILE=events LOCKSTEP_CUDA_PROFILE_ROWS=0 timeout 100 \
+    "$b/lockstep-run" bench "$b/llama1b.lsa" --device cuda --only batched --requests 64 --prompt-len 16 \
+    --max-new-tokens 33 > "$OUT/events-decode64.log" 2>&1
+  echo "events rc=$?" >> "$OUT/events-decode64.log"; grep -A3 "^cuda profile" "$OUT/events-decode64.log" | cut -c1-300
+  n=$(grep -n "ONNX op type" "$OUT/events-decode64.log" | cut -d: -f1); sed -n "$n,$((n+10))p" "$OUT/events-decode64.log"
+  grep "^batched" "$OUT/events-decode64.log"
   ;;
 speed)
   model
