@@ -72,12 +72,27 @@ struct Before {
 int32_t lockstep::rt::argmax(const float *logits, int64_t vocab) {
   if (!logits || vocab <= 0)
     return -1;
-  Before before{logits};
-  int32_t best = 0;
-  for (int64_t i = 1; i < vocab; ++i)
-    if (before(int32_t(i), best))
-      best = int32_t(i);
-  return best;
+  // The same answer as the order `Before` (the greatest non-NaN logit, the
+  // lowest index of a tie, -0 tying +0; 0 when every logit is NaN), in two
+  // passes that vectorize: the greatest value, in 16 lanes (a max is exact
+  // in any order, and NaN never passes `>`), then its first index.
+  constexpr int kLanes = 16;
+  float lane[kLanes];
+  for (float &m : lane)
+    m = -INFINITY;
+  int64_t i = 0;
+  for (; i + kLanes <= vocab; i += kLanes)
+    for (int j = 0; j < kLanes; ++j)
+      lane[j] = logits[i + j] > lane[j] ? logits[i + j] : lane[j];
+  float best = -INFINITY;
+  for (float m : lane)
+    best = m > best ? m : best;
+  for (; i < vocab; ++i)
+    best = logits[i] > best ? logits[i] : best;
+  for (int64_t k = 0; k < vocab; ++k)
+    if (logits[k] == best)
+      return int32_t(k);
+  return 0; // every logit NaN
 }
 
 int32_t lockstep::rt::sample(const float *logits, int64_t vocab,

@@ -50,6 +50,33 @@ TEST(Sampler, UniformIsKeyedBySeedAndPosition) {
   EXPECT_NEAR(sum / 100000, 0.5, 4.6e-3);
 }
 
+// argmax reads in lanes: against the plain scan of the order (greatest
+// non-NaN, lowest index of a tie, -0 == +0, 0 when all are NaN) on rows of
+// every length around the lane count, drawn from few values so that ties,
+// signed zeros, infinities and NaN land in every lane and in the tail.
+TEST(Sampler, GreedyLanesMatchThePlainScan) {
+  const float pool[] = {0.0f, -0.0f, 1.0f, -1.0f, 2.5f, kInf, -kInf, kNaN, kNaN};
+  uint64_t state = 12345;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return uint32_t(state >> 33);
+  };
+  for (int trial = 0; trial < 4000; ++trial) {
+    int64_t n = 1 + next() % 70;
+    std::vector<float> row(static_cast<size_t>(n));
+    int kinds = 1 + next() % 9; // some rows from few values: many ties
+    for (float &x : row)
+      x = pool[next() % kinds];
+    int32_t want = 0;
+    for (int64_t i = 1; i < n; ++i) {
+      float x = row[size_t(i)], y = row[size_t(want)];
+      if (!std::isnan(x) && (std::isnan(y) || x > y))
+        want = int32_t(i);
+    }
+    ASSERT_EQ(argmax(row.data(), n), want) << "trial " << trial << " n " << n;
+  }
+}
+
 TEST(Sampler, GreedyTiesAndNaN) {
   std::vector<float> l = {1, 3, 2, 3, 3};
   EXPECT_EQ(argmax(l.data(), 5), 1); // lowest index of the tied maxima
