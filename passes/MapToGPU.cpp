@@ -28,6 +28,7 @@
 // A launch of zero points is skipped (scf.if N > 0).
 //
 //===----------------------------------------------------------------------===//
+#include "lockstep/GPU/ParallelPoints.h"
 #include "lockstep/Passes/Passes.h"
 #include "lockstep/Reductions/Chunking.h"
 #include "lockstep/Reductions/Contraction.h"
@@ -259,21 +260,10 @@ struct MapToGPUPass : public lockstep::impl::MapToGPUBase<MapToGPUPass> {
       return p.emitError("a parallel loop with reductions cannot be mapped to the GPU");
     OpBuilder b(p);
     Location loc = p.getLoc();
-    unsigned n = p.getNumLoops();
     SmallVector<Value> counts;
-    Value total = arith::ConstantIndexOp::create(b, loc, 1);
+    Value total = lockstep::parallelPointCounts(b, loc, p, counts);
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    for (unsigned d = 0; d < n; ++d) {
-      Value span = arith::SubIOp::create(b, loc, p.getUpperBound()[d], p.getLowerBound()[d]);
-      Value c = arith::CeilDivUIOp::create(b, loc, span, p.getStep()[d]);
-      // An empty range (upper below lower) is zero points.
-      Value empty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
-                                          p.getUpperBound()[d], p.getLowerBound()[d]);
-      c = arith::SelectOp::create(b, loc, empty, zero, c);
-      counts.push_back(c);
-      total = arith::MulIOp::create(b, loc, total, c);
-    }
     Value block = arith::ConstantIndexOp::create(b, loc, kBlock);
     Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, total, zero);
     auto guard = scf::IfOp::create(b, loc, any, /*withElse=*/false);
@@ -292,17 +282,7 @@ struct MapToGPUPass : public lockstep::impl::MapToGPUBase<MapToGPUPass> {
     OpBuilder ib = OpBuilder::atBlockBegin(&inside.getThenRegion().front());
     // Delinearize, last dim fastest.
     IRMapping map;
-    Value rest = id;
-    SmallVector<Value> ivs(n);
-    for (int d = (int)n - 1; d >= 0; --d) {
-      Value k = d == 0 ? rest : arith::RemUIOp::create(ib, loc, rest, counts[d]).getResult();
-      if (d > 0)
-        rest = arith::DivUIOp::create(ib, loc, rest, counts[d]);
-      ivs[d] = arith::AddIOp::create(ib, loc, p.getLowerBound()[d],
-                                     arith::MulIOp::create(ib, loc, k, p.getStep()[d]));
-    }
-    for (unsigned d = 0; d < n; ++d)
-      map.map(p.getInductionVars()[d], ivs[d]);
+    lockstep::mapParallelPoint(ib, loc, p, id, counts, map);
     for (Operation &op : p.getBody()->without_terminator())
       ib.clone(op, map);
     p.erase();

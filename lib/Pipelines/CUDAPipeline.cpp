@@ -66,7 +66,7 @@ mlir::LogicalResult lockstep::buildCUDACodegenPipeline(mlir::OpPassManager &pm,
       "buffer-deallocation-pipeline,"
       "func.func(lockstep-lower-copies, lockstep-reductions-innermost, lockstep-tile-contractions,"
       " lockstep-forward-fills, convert-linalg-to-parallel-loops,"
-      " lockstep-promote-accumulators, lockstep-map-to-gpu),"
+      " lockstep-promote-accumulators, lockstep-warp-reductions, lockstep-map-to-gpu),"
       "gpu-launch-sink-index-computations, gpu-kernel-outlining,"
       "gpu.module(lockstep-gpu-exact-math, lockstep-align-workgroup-memory),"
       "nvvm-attach-target{chip=" + options.chip + " O=3},"

@@ -860,6 +860,40 @@ def MapToGPU : Pass<"lockstep-map-to-gpu", "mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect"];
 }
 
+def WarpReductions : Pass<"lockstep-warp-reductions", "mlir::func::FuncOp"> {
+  let summary = "Give a reduction loop's output a warp: lanes make the values, every lane folds them in order";
+  let description = [{
+    Runs on the bufferized step for `--target=cuda`, after
+    lockstep-promote-accumulators and before lockstep-map-to-gpu, which
+    would give each point of a top-level `scf.parallel` a thread that reads
+    the values of its reduction loop one after another (a norm's partial
+    sums at a decode step: 8 threads reading 256 values each). A parallel
+    loop whose body is reads, one `scf.for` of step 1 with iter_args (the
+    promoted accumulators) of 32 or more iterations (or a dynamic count),
+    then anything, becomes a `gpu.launch` of a warp a point (8 a block of
+    256 threads). The loop body splits into the ops that do not depend on
+    the accumulators (reads and pure ops: the values) and those that do
+    (pure ops: the fold). For each slab of 32 iterations from the loop's
+    lower bound, lane l runs the first kind for iteration k0 + l (none past
+    the upper bound), and then every lane runs the fold for k0, k0 + 1, ...
+    in order, each value the fold reads coming from lane j by a
+    `gpu.shuffle idx` (32-bit values only: else the loop is left to
+    lockstep-map-to-gpu). Lane 0 runs what follows the loop (the store).
+    The fold is the same ops on the same values in the same order, so the
+    bits cannot change; only the thread that computes each value does.
+
+    Example: `scf.parallel (%i) { %s = scf.for %k = 0 to 256 iter_args(%a =
+    %init) { %x = load[%i, %k]; %q = mulf %x, %x; %n = addf %a, %q } store
+    %s }`: lane l loads `x[i, k0 + l]` and squares it; every lane then adds
+    the 32 squares of the slab to its accumulator, k increasing.
+  }];
+  let statistics = [
+    Statistic<"numWarpReductions", "warp-reductions", "parallel loops launched a warp a point">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def GPUExactMath : Pass<"lockstep-gpu-exact-math", "mlir::gpu::GPUModuleOp"> {
   let summary = "Give a GPU module's math ops their exact PTX instructions, never libdevice";
   let description = [{
