@@ -2,10 +2,11 @@
 # On the device (2026-12-05, second session). Bundles made here, under gpu-bundle/RUN/:
 #   bench.tar.xz   bench/gpu/prepare.py (directory renamed bench)
 #   bundle.tar.xz  scripts/gpu-prepare of all 66 models
-# commands.sh seg RUN    llama1b served at 1, 8 and 64 requests and a prefill of
-#                        8 x 512 with LOCKSTEP_CUDA_GRAPH_SEGMENT 0 (one batch a
-#                        call, as before) and 16, 32, 64, 128, two rounds; then
-#                        the events profile of decode steps at 1 and 64 requests
+# commands.sh seg RUN B  RUN's llama1b served at 1, 8 and 64 requests with
+#                        LOCKSTEP_CUDA_GRAPH_SEGMENT 0 (one batch a call, as
+#                        before) and 64, and B's with 64, alternately, two
+#                        rounds; then the events profile of B's decode steps
+#                        at 1 and 64 requests
 # commands.sh speed RUN  bench/gpu/run.py --only $ONLY (default
 #                        copy,gemm,serve,adaptive,hf,hfc)
 # commands.sh bits RUN   scripts/test-gpu on RUN's bundle (both forms)
@@ -30,19 +31,21 @@ bits)
   (cd "$OUT" && tar czf logs-all.tgz logs-all && rm -rf logs-all)
   ;;
 seg)
+  # RUN's llama1b with segments 0 (one batch a call) and 64, and run B's
+  # (default segments), alternately, two rounds.
   model
+  B=$3; bb=/tmp/lsb-$B/bench; mkdir -p /tmp/lsb-$B; tar xJf gpu-bundle/$B/bench.tar.xz -C /tmp/lsb-$B
   for round in 1 2; do
-    for s in 0 16 32 64 128; do
+    for v in "$r 0" "$r 64" "$B 64"; do
+      set -- $v; d=/tmp/lsb-$1/bench
       for c in 1 8 64; do
-        x=$(LOCKSTEP_CUDA_GRAPH_SEGMENT=$s timeout 120 $b/lockstep-run bench $b/llama1b.lsa --device cuda --only batched \
+        x=$(LOCKSTEP_CUDA_GRAPH_SEGMENT=$2 timeout 120 $d/lockstep-run bench $d/llama1b.lsa --device cuda --only batched \
           --warmup 1 --requests $c --prompt-len 128 --max-new-tokens 128 2>&1 | grep -E "^batched|^cuda" | tr '\n' ' ')
-        echo "round $round seg=$s c=$c $x" | tee -a "$OUT/seg.log" | cut -c1-400
+        echo "round $round $1 seg=$2 c=$c $x" | tee -a "$OUT/seg.log" | cut -c1-420
       done
-      x=$(LOCKSTEP_CUDA_GRAPH_SEGMENT=$s timeout 120 $b/lockstep-run bench $b/llama1b.lsa --device cuda --only batched \
-        --warmup 1 --requests 8 --prompt-len 512 --max-new-tokens 1 --token-budget 512 2>&1 | grep -E "^batched|^cuda" | tr '\n' ' ')
-      echo "round $round seg=$s prefill $x" | tee -a "$OUT/seg.log" | cut -c1-400
     done
   done
+  b=$bb
   LOCKSTEP_CUDA_PROFILE=events LOCKSTEP_CUDA_PROFILE_ROWS=0 timeout 100 \
     "$b/lockstep-run" bench "$b/llama1b.lsa" --device cuda --only batched --requests 1 --prompt-len 128 \
     --max-new-tokens 17 > "$OUT/events-decode1.log" 2>&1
@@ -58,7 +61,7 @@ seg)
   ;;
 speed)
   model
-  timeout 540 python3 bench/gpu/run.py "$b" --out "$OUT/RESULTS-gpu.md" --json "$OUT/bench.json" \
+  timeout ${SPEED_TIMEOUT:-540} python3 bench/gpu/run.py "$b" --out "$OUT/RESULTS-gpu.md" --json "$OUT/bench.json" \
     --only ${ONLY:-copy,gemm,serve,adaptive,hf,hfc} --hfc-timeout 240 > "$OUT/bench.log" 2>&1
   echo "run.py rc=$?" >> "$OUT/bench.log"
   tail -45 "$OUT/RESULTS-gpu.md"
