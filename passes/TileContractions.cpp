@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "lockstep/Passes/Passes.h"
 #include "lockstep/GPU/ContractionKernel.h"
+#include "lockstep/GPU/TileShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -33,37 +34,7 @@ using namespace mlir;
 namespace {
 
 using lockstep::Contraction;
-using lockstep::TileShape;
 
-/// The tile shapes, from the fewest rows up; the host takes the first whose
-/// row limit holds the call's rows.
-struct ShapeChoice {
-  int64_t maxRows; // 0: no limit
-  TileShape shape; // {TX, TY, TM, TN, max BK, vec}
-};
-constexpr ShapeChoice kShapes[] = {
-    // One row (a decode step of one request): 64 columns, a thread each,
-    // 64 values of k a step of its own column in registers (direct: the
-    // weights are not staged).
-    {1, {64, 1, 1, 1, 64, 1, true}},
-    // Up to 8 rows: 8x64 tiles, each thread 8 rows of one column, 32 values
-    // of k a step of its column in registers.
-    {8, {64, 1, 8, 1, 32, 1, true}},
-    // Up to 16 rows: 16x64 tiles, 64 values of k a step, so that a block
-    // keeps 16 KiB of the weights in flight.
-    {16, {64, 4, 4, 1, 64, 1}},
-    // Up to 256 rows: 64x128 register-blocked tiles of 16x16 threads, 4x8
-    // outputs each (a group of 4 rows by two of 4 columns), BK 8: twice the
-    // blocks of the 128x128 tiles for the rows that fill fewer of them.
-    // From 17 rows on: the 16x64 tiles read each weight once per 16 rows
-    // and fold one column a thread from workgroup memory; at 64 rows
-    // (GPU run 12, a decode step of 64 requests) they took 180 us for
-    // 2048 x 5632, 0.26 TB/s of weights and 8 TFLOP/s.
-    {256, {16, 16, 4, 8, 8, 4}},
-    // Many rows (prefill): 128x128 register-blocked tiles of 16x16
-    // threads, 8x8 outputs each, BK 8.
-    {0, {16, 16, 8, 8, 8, 4}},
-};
 constexpr int64_t kMaxGridZ = 65535;
 
 /// A contraction whose k is its last loop (lockstep-reductions-innermost
@@ -81,6 +52,12 @@ struct TileContractionsPass
   using TileContractionsBase::TileContractionsBase;
 
   void runOnOperation() override {
+    if (shapes.empty()) {
+      table = lockstep::defaultTileShapes();
+    } else if (std::string error; !lockstep::parseTileShapes(shapes, table, error)) {
+      getOperation().emitError() << "lockstep-tile-contractions: " << error;
+      return signalPassFailure();
+    }
     SmallVector<Contraction> found;
     getOperation().walk([&](linalg::GenericOp g) {
       if (auto c = match(g))
@@ -89,6 +66,8 @@ struct TileContractionsPass
     for (Contraction &c : found)
       tile(c);
   }
+
+  std::vector<lockstep::ShapeChoice> table; // the shapes, fewest rows first
 
   void tile(Contraction &c) {
     linalg::GenericOp op = c.op;
@@ -115,7 +94,7 @@ struct TileContractionsPass
     auto branch = scf::IfOp::create(b, loc, take, /*withElse=*/true);
     OpBuilder tb = OpBuilder::atBlockBegin(&branch.getThenRegion().front());
     // The shapes as a chain of ifs on the rows: rows <= limit ? shape : next.
-    for (const ShapeChoice &choice : kShapes) {
+    for (const lockstep::ShapeChoice &choice : table) {
       if (choice.maxRows == 0) {
         lockstep::buildContractionLaunch(tb, loc, c, sizes, choice.shape, gridZ);
         break;

@@ -64,8 +64,9 @@ mlir::LogicalResult lockstep::buildCUDACodegenPipeline(mlir::OpPassManager &pm,
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,"
-      "func.func(lockstep-lower-copies, lockstep-reductions-innermost, lockstep-tile-contractions,"
-      " lockstep-forward-fills, convert-linalg-to-parallel-loops,"
+      "func.func(lockstep-lower-copies, lockstep-reductions-innermost, lockstep-tile-contractions" +
+      (options.gpuTiles.empty() ? std::string() : "{shapes=\"" + options.gpuTiles + "\"}") +
+      ", lockstep-forward-fills, convert-linalg-to-parallel-loops,"
       " lockstep-promote-accumulators, lockstep-warp-reductions, lockstep-map-to-gpu),"
       "gpu-launch-sink-index-computations, gpu-kernel-outlining,"
       "gpu.module(lockstep-gpu-exact-math, lockstep-align-workgroup-memory),"

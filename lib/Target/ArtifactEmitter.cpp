@@ -99,6 +99,8 @@ LogicalResult lockstep::emitArtifact(ModuleOp module, const std::string &path,
   meta.properties.push_back({"cpu_level", kCpuLevel});
   if (cuda)
     meta.properties.push_back({"cuda.chip", options.codegen.chip});
+  if (cuda && !options.codegen.gpuTiles.empty())
+    meta.properties.push_back({"cuda.tiles", options.codegen.gpuTiles});
   meta.properties.push_back({"reduction_policy", options.codegen.reductionPolicy});
   meta.properties.push_back(
       {"attention", options.codegen.recognizeAttention ? "recognized" : "decomposed"});

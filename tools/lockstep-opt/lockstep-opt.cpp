@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lockstep/Dialect/ONNX/ONNXDialect.h"
+#include "lockstep/GPU/TileShapes.h"
 #include "lockstep/Import/ModelSummary.h"
 #include "lockstep/Import/ONNXImporter.h"
 #include "lockstep/Passes/Passes.h"
@@ -185,6 +186,17 @@ int importMain(int argc, char **argv) {
                "x86-64-v3: that code only (half the CPU compile time). With "
                "--emit=llvm, the level printed is the first"),
       cl::init("x86-64-v3,x86-64-v4"));
+  cl::opt<std::string> gpuTiles(
+      "gpu-tiles",
+      cl::desc("For tuning, with --target=cuda: the contractions' tile shapes by "
+               "rows, entries ROWS:TXxTY/TMxTN/BK[/v4][/direct] separated by ';' "
+               "(the host takes the first whose ROWS holds the call's rows; the "
+               "last ROWS is '*'): TX x TY threads a block, TM x TN outputs a "
+               "thread, BK values of k staged a step, v4 the register-blocked "
+               "form, direct the weights kept in registers. Every table gives "
+               "the same bits. Default: " +
+               lockstep::formatTileShapes(lockstep::defaultTileShapes())),
+      cl::init(""));
   cl::opt<std::string> tokenizer(
       "tokenizer",
       cl::desc("A Hugging Face tokenizer.json to store in the artifact, checked "
@@ -268,6 +280,19 @@ int importMain(int argc, char **argv) {
     errs() << "lockstep-opt: --emit=" << emit
            << " prints one target's code: give --target=cpu or --target=cuda\n";
     return 2;
+  }
+  if (!gpuTiles.empty()) {
+    std::vector<lockstep::ShapeChoice> table;
+    std::string err;
+    if (!lockstep::targetsCuda(artifactOptions.codegen)) {
+      errs() << "lockstep-opt: --gpu-tiles needs --target=cuda\n";
+      return 2;
+    }
+    if (!lockstep::parseTileShapes(gpuTiles, table, err)) {
+      errs() << "lockstep-opt: --gpu-tiles: " << err << "\n";
+      return 2;
+    }
+    artifactOptions.codegen.gpuTiles = lockstep::formatTileShapes(table);
   }
   artifactOptions.codegen.reductionPolicy = reductionPolicy;
   artifactOptions.codegen.recognizeAttention = attention == "recognized";

@@ -586,7 +586,12 @@ def TileContractions : Pass<"lockstep-tile-contractions", "mlir::func::FuncOp"> 
   }];
   let options = [
     Option<"minRows", "min-rows", "int64_t", /*default=*/"0",
-           "Tile only when the row dim has more points than this">
+           "Tile only when the row dim has more points than this">,
+    Option<"shapes", "shapes", "std::string", /*default=*/"\"\"",
+           "The table of tile shapes as text (lockstep/GPU/TileShapes.h: "
+           "entries ROWS:TXxTY/TMxTN/BK[/v4][/direct] separated by ';', the "
+           "last ROWS '*'); empty: the compiler's table above. Every table "
+           "gives the same bits">
   ];
   let statistics = [
     Statistic<"numTiled", "tiled", "contractions given tiled launches">

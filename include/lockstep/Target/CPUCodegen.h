@@ -44,6 +44,9 @@ struct CodegenOptions {
   std::string cpuLevel = kCpuLevel;
   /// Whether a CPU artifact also carries code for kCpuLevelV4.
   bool cpuV4 = true;
+  /// The contractions' GPU tile shapes as text (lockstep/GPU/TileShapes.h;
+  /// lockstep-opt --gpu-tiles), for tuning; empty: the compiler's table.
+  std::string gpuTiles;
 };
 
 /// Adds the passes that put the onnx form (shapes inferred) in the serving
