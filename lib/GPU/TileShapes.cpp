@@ -19,14 +19,19 @@ const std::vector<ShapeChoice> &lockstep::defaultTileShapes() {
       // Up to 16 rows: 16x64 tiles, 64 values of k a step, so that a block
       // keeps 16 KiB of the weights in flight.
       {16, {64, 4, 4, 1, 64, 1}},
+      // Up to 32 rows: 32x64 register-blocked tiles of 16x8 threads, 4x4
+      // outputs each, 32 values of k a step: at 32 rows, 0.014 ms for 2048 x
+      // 512 and 0.044 for 2048 x 5632 against 0.026 and 0.059 with the
+      // 64x128 tiles (bench/gpu/tiles.py on an H100, 2026-12-05).
+      {32, {16, 8, 4, 4, 32, 4}},
       // Up to 256 rows: 64x128 register-blocked tiles of 16x16 threads, 4x8
-      // outputs each (a group of 4 rows by two of 4 columns), BK 8: twice
+      // outputs each (a group of 4 rows by two of 4 columns), BK 16: twice
       // the blocks of the 128x128 tiles for the rows that fill fewer of
-      // them. From 17 rows on: the 16x64 tiles read each weight once per 16
-      // rows and fold one column a thread from workgroup memory; at 64 rows
-      // (GPU run 12, a decode step of 64 requests) they took 180 us for
-      // 2048 x 5632, 0.26 TB/s of weights and 8 TFLOP/s.
-      {256, {16, 16, 4, 8, 8, 4}},
+      // them. BK 8 took 22-37% longer at 32-256 rows (the same sweep). From
+      // 17 rows on, the 16x64 tiles read each weight once per 16 rows and
+      // fold one column a thread from workgroup memory; at 64 rows (GPU run
+      // 12) they took 180 us for 2048 x 5632.
+      {256, {16, 16, 4, 8, 16, 4}},
       // Many rows (prefill): 128x128 register-blocked tiles of 16x16
       // threads, 8x8 outputs each, BK 8.
       {0, {16, 16, 8, 8, 8, 4}},

@@ -13,8 +13,10 @@
 // last, so no load branches), 64 (32) loads, and folds them with the loop
 // over the step's k unrolled whole; up to 16, 16x64 tiles of 64x4 threads
 // staging both inputs, 64 values of k a step, element by element, in one
-// workgroup buffer padded by 1; up to 256, 64x128 register-blocked tiles of 16x16 threads with 4x8
-// outputs each; above, 128x128 ones with 8x8, both staging 8 values of k.
+// workgroup buffer padded by 1; up to 32, 32x64 register-blocked tiles of
+// 16x8 threads with 4x4 outputs each, 32 values of k a step; up to 256,
+// 64x128 ones of 16x16 threads with 4x8 outputs, 16 values of k; above,
+// 128x128 ones with 8x8, 8 values of k.
 // Each thread's outputs start from the output's values, fold with the
 // generic's own fma over k in increasing order (the outer loop in steps of
 // BK, the inner one by 1, or by 2 unrolled twice), and are stored only
@@ -75,12 +77,26 @@
 // CHECK-NOT: vector.
 // CHECK: gpu.terminator
 // CHECK: } else {
+// CHECK: %[[SMALL:.*]] = arith.cmpi ule, %[[T]], %c32
+// CHECK: scf.if %[[SMALL]] {
+// CHECK: %[[SY:.*]] = arith.ceildivui %[[T]], %c32
+// CHECK: gpu.launch {{.*}} in (%{{.*}} = %{{.*}}, %{{.*}} = %[[SY]], %{{.*}} = %c1{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c16{{.*}}, %{{.*}} = %c8{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%{{.*}} : memref<2x32x36xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x32x68xf32, #gpu.address_space<workgroup>>)
+// CHECK-COUNT-4: vector.load %arg2
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c32{{.*}} step %c2{{.*}} iter_args
+// CHECK-COUNT-2: vector.load %arg{{[0-9]+}}[
+// CHECK-COUNT-16: math.fma
+// CHECK-COUNT-2: vector.load %arg{{[0-9]+}}[
+// CHECK-COUNT-16: math.fma
+// CHECK-NOT: math.fma
+// CHECK-COUNT-4: vector.store %{{.*}}, %arg2
+// CHECK: gpu.terminator
+// CHECK: } else {
 // CHECK: %[[MID:.*]] = arith.cmpi ule, %[[T]], %c256
 // CHECK: scf.if %[[MID]] {
 // CHECK: %[[MY:.*]] = arith.ceildivui %[[T]], %c64
-// CHECK: gpu.launch {{.*}} in (%{{.*}} = %{{.*}}, %{{.*}} = %[[MY]], %{{.*}} = %c1{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c16{{.*}}, %{{.*}} = %c16{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%{{.*}} : memref<2x8x68xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x8x132xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch {{.*}} in (%{{.*}} = %{{.*}}, %{{.*}} = %[[MY]], %{{.*}} = %c1{{.*}}) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c16{{.*}}, %{{.*}} = %c16{{.*}}, %{{.*}} = %c1{{.*}}) workgroup(%{{.*}} : memref<2x16x68xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x16x132xf32, #gpu.address_space<workgroup>>)
 // CHECK-COUNT-8: vector.load %arg2
-// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %c2{{.*}} iter_args
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c16{{.*}} step %c2{{.*}} iter_args
 // CHECK-COUNT-3: vector.load %arg{{[0-9]+}}[
 // CHECK-COUNT-32: math.fma
 // CHECK-COUNT-3: vector.load %arg{{[0-9]+}}[

@@ -186,17 +186,16 @@ int importMain(int argc, char **argv) {
                "x86-64-v3: that code only (half the CPU compile time). With "
                "--emit=llvm, the level printed is the first"),
       cl::init("x86-64-v3,x86-64-v4"));
-  cl::opt<std::string> gpuTiles(
-      "gpu-tiles",
-      cl::desc("For tuning, with --target=cuda: the contractions' tile shapes by "
-               "rows, entries ROWS:TXxTY/TMxTN/BK[/v4][/direct] separated by ';' "
-               "(the host takes the first whose ROWS holds the call's rows; the "
-               "last ROWS is '*'): TX x TY threads a block, TM x TN outputs a "
-               "thread, BK values of k staged a step, v4 the register-blocked "
-               "form, direct the weights kept in registers. Every table gives "
-               "the same bits. Default: " +
-               lockstep::formatTileShapes(lockstep::defaultTileShapes())),
-      cl::init(""));
+  // cl::desc keeps a StringRef: the text must outlive the option.
+  static const std::string gpuTilesHelp =
+      "For tuning, with --target=cuda: the contractions' tile shapes by rows, entries "
+      "ROWS:TXxTY/TMxTN/BK[/v4][/direct] separated by ';' (the host takes the first whose "
+      "ROWS holds the call's rows; the last ROWS is '*'): TX x TY threads a block, TM x TN "
+      "outputs a thread, BK values of k staged a step, v4 the register-blocked form, direct "
+      "the weights kept in registers. Every table gives the same bits "
+      "(bench/gpu/tiles.py compares tables). Default: " +
+      lockstep::formatTileShapes(lockstep::defaultTileShapes());
+  cl::opt<std::string> gpuTiles("gpu-tiles", cl::desc(gpuTilesHelp), cl::init(""));
   cl::opt<std::string> tokenizer(
       "tokenizer",
       cl::desc("A Hugging Face tokenizer.json to store in the artifact, checked "

@@ -15,7 +15,7 @@
 // vector<4> loads, double-buffered tiles), `direct` for the form that keeps
 // the second input in registers (TY = 1, not v4). The default table:
 //   1:64x1/1x1/64/direct;8:64x1/8x1/32/direct;16:64x4/4x1/64;
-//   256:16x16/4x8/8/v4;*:16x16/8x8/8/v4
+//   32:16x8/4x4/32/v4;256:16x16/4x8/16/v4;*:16x16/8x8/8/v4
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOCKSTEP_GPU_TILESHAPES_H

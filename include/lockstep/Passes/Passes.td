@@ -543,8 +543,11 @@ def TileContractions : Pass<"lockstep-tile-contractions", "mlir::func::FuncOp"> 
     whole. Up to 16 rows take 16x64 tiles of 64x4 threads with 4x1 outputs
     each, BK up to 64, both inputs staged (a thread's rows are `ty + i·TY`,
     its columns `tx + j·TX`). More rows take register-blocked
-    tiles of 16x16 threads and BK 8: up to 256 rows, 64x128 tiles with 4x8
-    outputs a thread; more (prefill), 128x128 tiles with 8x8. There a
+    tiles: up to 32 rows, 32x64 tiles of 16x8 threads with 4x4 outputs a
+    thread, BK 32; up to 256, 64x128 tiles of 16x16 threads with 4x8, BK
+    16; more (prefill), 128x128 tiles of 16x16 with 8x8, BK 8 (the table
+    in lib/GPU/TileShapes.cpp; the `shapes` option, lockstep-opt
+    --gpu-tiles, replaces it for tuning, bench/gpu/tiles.py). There a
     thread's rows and columns come in groups of 4 adjacent ones, 64 apart
     (rows `4·ty + i%4 + 64·(i/4)`), which it reads from workgroup memory as
     `vector<4>`s (the tiles padded by 4 elements a row, so rows stay 16-byte
@@ -577,9 +580,10 @@ def TileContractions : Pass<"lockstep-tile-contractions", "mlir::func::FuncOp"> 
     partial: k of extent 256, j the chunk) becomes
     `scf.if (T > 0 && ...) { scf.if (T <= 1) { gpu.launch blocks(ceil(N/64),
     T, J) threads(64, 1, 1) ... } else { scf.if (T <= 8) {...} else {
-    scf.if (T <= 64) {...} else { scf.if (T <= 256) {...} else { gpu.launch
+    scf.if (T <= 16) {...} else { scf.if (T <= 32) {...} else { scf.if (T <= 256)
+    {...} else { gpu.launch
     blocks(ceil(N/128), ceil(T/128), J) threads(16, 16, 1)
-    workgroup(memref<2x8x132xf32, 3>, memref<2x8x132xf32, 3>) {...} } } } }
+    workgroup(memref<2x8x132xf32, 3>, memref<2x8x132xf32, 3>) {...} } } } } }
     } else { <the generic> }`; there X is loaded as `vector<4>`s along k and
     W along n (given static sizes that 4 divides), and Y element by element
     (its last index is j, not n).
