@@ -137,6 +137,11 @@ LogicalResult inferExpand(RuleCtx &c, ExpandOp op) {
 LogicalResult inferRange(RuleCtx &c, RangeOp op) {
   const SymTensor &ts = c.in(op.getStart()), &tl = c.in(op.getLimit()),
                   &td = c.in(op.getDelta());
+  // Each input holds one value (a scalar).
+  for (const SymTensor *t : {&ts, &tl, &td})
+    if (t->values && t->values->size() != 1)
+      return c.fail("Range's start, limit and delta must each hold one "
+                    "value, not " + std::to_string(t->values->size()));
   auto s = ts.values ? (*ts.values)[0] : std::nullopt;
   auto l = tl.values ? (*tl.values)[0] : std::nullopt;
   auto d = td.values ? (*td.values)[0] : std::nullopt;
