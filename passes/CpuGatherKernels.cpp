@@ -54,7 +54,68 @@ struct Gather {
   /// whose other indices do not depend on red: each lane reads kCpuLanes
   /// consecutive reduction steps as one vector (see Emitter::tile).
   DenseSet<Operation *> rowLoads;
+  /// An outer dim whose `shareCount` consecutive points a work item folds
+  /// together, sharing the transposed row-load tiles (no row load depends
+  /// on it: the query heads of one key head); -1: none.
+  int share = -1;
+  int64_t shareCount = 1;
 };
+
+/// The largest accumulators a work item holds when it shares tiles:
+/// shareCount · vectors.
+constexpr int64_t kMaxSharedAccumulators = 8;
+/// The most points of the shared dim a work item folds together.
+constexpr int64_t kMaxShare = 4;
+
+/// Picks `g.share`: when the row loads are tiled, the outer dim of static
+/// extent e > 1 on which no row load's buffer or indices depend (through
+/// `linalg.index`, or an input read along it), with the most points a work
+/// item can take (the largest divisor of e up to kMaxShare, at least 2).
+/// Its points then share each tile's loads and transposes.
+void chooseShare(Gather &g) {
+  linalg::GenericOp op = g.op;
+  int64_t red = op.getStaticLoopRanges()[g.red];
+  if (g.rowLoads.empty() || ShapedType::isDynamic(red) || red % kCpuLanes != 0)
+    return;
+  Block *body = op.getBlock();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  for (unsigned d : g.outer) {
+    int64_t e = ranges[d];
+    if (ShapedType::isDynamic(e) || e < 2)
+      continue;
+    int64_t count = 1;
+    for (int64_t c = std::min(e, kMaxShare); c >= 2; --c)
+      if (e % c == 0) {
+        count = c;
+        break;
+      }
+    if (count <= g.shareCount)
+      continue;
+    DenseSet<Value> dep;
+    for (OpOperand *in : op.getDpsInputOperands())
+      if (lockstep::readsDim(op.getMatchingIndexingMap(in), d))
+        dep.insert(body->getArgument(in->getOperandNumber()));
+    bool shared = true;
+    for (Operation &o : body->without_terminator()) {
+      auto idx = dyn_cast<linalg::IndexOp>(o);
+      bool depends = (idx && idx.getDim() == d) ||
+                     llvm::any_of(o.getOperands(), [&](Value v) { return dep.contains(v); });
+      if (g.rowLoads.contains(&o) && depends) {
+        shared = false;
+        break;
+      }
+      if (depends)
+        for (Value r : o.getResults())
+          dep.insert(r);
+    }
+    if (shared) {
+      g.share = d;
+      g.shareCount = count;
+    }
+  }
+  if (g.share >= 0)
+    g.vectors = std::max<int64_t>(1, std::min(g.vectors, kMaxSharedAccumulators / g.shareCount));
+}
 
 /// Which body values differ between the lanes of `lane`: the output's
 /// value, the inputs that read `lane`, `linalg.index lane` and whatever
@@ -201,6 +262,7 @@ std::optional<Gather> match(linalg::GenericOp op, int64_t vectors) {
   }
   if (!gathers || !analyse(g))
     return std::nullopt;
+  chooseShare(g);
   return g;
 }
 
@@ -216,19 +278,32 @@ public:
     int64_t block = kCpuLanes * g.vectors;
     SmallVector<Value> extents;
     for (unsigned d : g.outer)
-      extents.push_back(sizes[d]);
+      extents.push_back((int)d == g.share
+                            ? arith::DivUIOp::create(b, loc, sizes[d],
+                                                     cstIndex(b, loc, g.shareCount))
+                                  .getResult()
+                            : sizes[d]);
     Value blockC = cstIndex(b, loc, block), n = sizes[g.lane];
     extents.push_back(arith::CeilDivUIOp::create(b, loc, n, blockC));
     auto [pb, idx] = lockstep::parallelOver(b, loc, extents);
     SmallVector<Value> dims(sizes.size());
     for (auto [i, d] : llvm::enumerate(g.outer))
       dims[d] = idx[i];
+    // The shared dim's points of this work item.
+    SmallVector<Value> shares;
+    if (g.share >= 0) {
+      Value base = arith::MulIOp::create(pb, loc, dims[g.share], cstIndex(pb, loc, g.shareCount));
+      for (int64_t s = 0; s < g.shareCount; ++s)
+        shares.push_back(s == 0 ? base
+                                : arith::AddIOp::create(pb, loc, base, cstIndex(pb, loc, s))
+                                      .getResult());
+    }
     Value l0 = arith::MulIOp::create(pb, loc, idx.back(), blockC);
     Value full = arith::CmpIOp::create(pb, loc, arith::CmpIPredicate::ule,
                                        arith::AddIOp::create(pb, loc, l0, blockC), n);
     auto branch = scf::IfOp::create(pb, loc, full, /*withElse=*/true);
     OpBuilder fb = OpBuilder::atBlockTerminator(&branch.getThenRegion().front());
-    fold(fb, loc, dims, l0, g.vectors, kCpuLanes);
+    fold(fb, loc, dims, shares, l0, g.vectors, kCpuLanes);
     OpBuilder eb = OpBuilder::atBlockTerminator(&branch.getElseRegion().front());
     Value lanes = cstIndex(eb, loc, kCpuLanes), one = cstIndex(eb, loc, 1);
     Value span = arith::SubIOp::create(eb, loc, n, l0);
@@ -237,21 +312,27 @@ public:
         arith::MulIOp::create(eb, loc, arith::DivUIOp::create(eb, loc, span, lanes), lanes));
     auto vecLoop = scf::ForOp::create(eb, loc, l0, vecEnd, lanes);
     OpBuilder vb = OpBuilder::atBlockTerminator(vecLoop.getBody());
-    fold(vb, loc, dims, vecLoop.getInductionVar(), 1, kCpuLanes);
+    fold(vb, loc, dims, shares, vecLoop.getInductionVar(), 1, kCpuLanes);
+    // The last lanes, one shared point after another.
     auto restLoop = scf::ForOp::create(eb, loc, vecEnd, n, one);
     OpBuilder sb = OpBuilder::atBlockTerminator(restLoop.getBody());
-    fold(sb, loc, dims, restLoop.getInductionVar(), 1, 1);
+    for (Value sh : shares.empty() ? SmallVector<Value>{Value()} : shares) {
+      if (sh)
+        dims[g.share] = sh;
+      fold(sb, loc, dims, {}, restLoop.getInductionVar(), 1, 1);
+    }
   }
 
 private:
   Gather g; // a copy: its op's accessors are not const
   ArrayRef<Value> sizes;
 
-  /// The outputs at lanes [l0, l0 + count · width) (and `dims`' outer dims)
-  /// held in `count` accumulators of `width` lanes (1: scalars), folded over
-  /// the reduction dim in increasing order from their values in memory.
-  void fold(OpBuilder &b, Location loc, SmallVector<Value> dims, Value l0, int64_t count,
-            int64_t width) {
+  /// The outputs at lanes [l0, l0 + count · width) (and `dims`' outer dims;
+  /// the shared dim at each of `shares`, if any) held in count accumulators
+  /// of `width` lanes (1: scalars) a shared point, folded over the reduction
+  /// dim in increasing order from their values in memory.
+  void fold(OpBuilder &b, Location loc, SmallVector<Value> dims, ArrayRef<Value> shares,
+            Value l0, int64_t count, int64_t width) {
     OpOperand *init = g.op.getDpsInitOperand(0);
     Value out = init->get();
     AffineMap outMap = g.op.getMatchingIndexingMap(init);
@@ -259,17 +340,27 @@ private:
     for (int64_t v = 0; v < count; ++v)
       starts.push_back(
           v == 0 ? l0 : arith::AddIOp::create(b, loc, l0, cstIndex(b, loc, v * width)).getResult());
-    auto outAt = [&](OpBuilder &ob, Value start) {
-      dims[g.lane] = start;
+    // Accumulator a = p · count + v: shared point p, lanes from starts[v].
+    SmallVector<Value> points(shares.begin(), shares.end());
+    if (points.empty())
+      points.push_back(Value());
+    auto setPoint = [&](int64_t a) {
+      if (Value p = points[a / starts.size()])
+        dims[g.share] = p;
+      dims[g.lane] = starts[a % starts.size()];
+    };
+    auto outAt = [&](OpBuilder &ob, int64_t a) {
+      setPoint(a);
       return indicesOf(ob, loc, outMap, dims);
     };
     Type f32 = b.getF32Type();
     auto vt = VectorType::get({width}, f32);
+    int64_t n = points.size() * starts.size();
     SmallVector<Value> accs;
-    for (Value s : starts)
+    for (int64_t a = 0; a < n; ++a)
       accs.push_back(width == 1
-                         ? memref::LoadOp::create(b, loc, out, outAt(b, s)).getResult()
-                         : vector::LoadOp::create(b, loc, vt, out, outAt(b, s)).getResult());
+                         ? memref::LoadOp::create(b, loc, out, outAt(b, a)).getResult()
+                         : vector::LoadOp::create(b, loc, vt, out, outAt(b, a)).getResult());
     // With row loads and a static reduction of whole tiles, kCpuLanes steps a
     // loop iteration: each lane's kCpuLanes steps of a row load read as one
     // vector, transposed to a vector of the lanes for each step; the steps
@@ -283,24 +374,36 @@ private:
     {
       OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
       SmallVector<Value> cur(loop.getRegionIterArgs());
-      SmallVector<DenseMap<Operation *, SmallVector<Value>>> tiles(starts.size());
-      for (int64_t t = 0; t < step; ++t) {
-        dims[g.red] = t == 0 ? loop.getInductionVar()
-                             : arith::AddIOp::create(lb, loc, loop.getInductionVar(),
-                                                     cstIndex(lb, loc, t))
-                                   .getResult();
-        for (auto [v, s] : llvm::enumerate(starts)) {
-          dims[g.lane] = s;
-          cur[v] = body(lb, loc, dims, width, cur[v], tiled ? &tiles[v] : nullptr, t);
+      SmallVector<Value> stepAt;
+      for (int64_t t = 0; t < step; ++t)
+        stepAt.push_back(t == 0 ? loop.getInductionVar()
+                                : arith::AddIOp::create(lb, loc, loop.getInductionVar(),
+                                                        cstIndex(lb, loc, t))
+                                      .getResult());
+      // Tiled: one vector of lanes after another, its tile (loaded and
+      // transposed once, for every shared point) used up step by step, so
+      // that only one tile is live. Else one step (t = 0) for every
+      // accumulator. Either way each accumulator takes the steps in order.
+      size_t vecs = starts.size();
+      for (size_t v = 0; v < (tiled ? vecs : 1); ++v) {
+        DenseMap<Operation *, SmallVector<Value>> tile;
+        for (int64_t t = 0; t < step; ++t) {
+          dims[g.red] = stepAt[t];
+          for (int64_t a = 0; a < n; ++a) {
+            if (tiled && (size_t)(a % vecs) != v)
+              continue;
+            setPoint(a);
+            cur[a] = body(lb, loc, dims, width, cur[a], tiled ? &tile : nullptr, t);
+          }
         }
       }
       scf::YieldOp::create(lb, loc, cur);
     }
-    for (auto [v, s] : llvm::enumerate(starts)) {
+    for (int64_t a = 0; a < n; ++a) {
       if (width == 1)
-        memref::StoreOp::create(b, loc, loop.getResult(v), out, outAt(b, s));
+        memref::StoreOp::create(b, loc, loop.getResult(a), out, outAt(b, a));
       else
-        vector::StoreOp::create(b, loc, loop.getResult(v), out, outAt(b, s));
+        vector::StoreOp::create(b, loc, loop.getResult(a), out, outAt(b, a));
     }
   }
 
@@ -331,9 +434,10 @@ private:
   /// point `dims`, the output's values `acc`: each op once, on scalars when
   /// its operands are the same for all lanes, else on vectors (elementwise
   /// ops on vector<width x T>, loads as above). Returns the yielded value.
-  /// With `tiles`, the row loads of step `t` of a tile: at t = 0 each lane's
-  /// kCpuLanes steps are loaded and transposed into `tiles` (their other indices
-  /// do not depend on the step, so t = 0's serve the tile), and step t reads
+  /// With `tiles`, the row loads of step `t` of a tile: the first time (t =
+  /// 0 of the first shared point) each lane's kCpuLanes steps are loaded and
+  /// transposed into `tiles` (their other indices depend neither on the step,
+  /// so t = 0's serve the tile, nor on the shared dim), and step t reads
   /// vector t.
   Value body(OpBuilder &b, Location loc, ArrayRef<Value> dims, int64_t width, Value acc,
              DenseMap<Operation *, SmallVector<Value>> *tiles = nullptr, int64_t t = 0) {
@@ -418,7 +522,7 @@ private:
         };
         if (tiles && g.rowLoads.contains(load)) {
           SmallVector<Value> &tile = (*tiles)[load];
-          if (t == 0) {
+          if (tile.empty()) {
             auto vt = VectorType::get({width}, elt);
             SmallVector<Value> rows;
             for (int64_t u = 0; u < width; ++u)

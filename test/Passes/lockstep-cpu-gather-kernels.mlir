@@ -4,14 +4,16 @@
 #r = affine_map<(b, h, g, i, k, d) -> (i, k)>
 #o = affine_map<(b, h, g, i, k, d) -> (b, h, g, i, k)>
 
-// The paged attention's scores: the key of position k read from the pool at
-// row rows[i, k], scaled, fma'd with q over d. Lanes over k (the output's
+// The paged attention's scores with one query head a key head (g's extent
+// 1, as in GPT-2: nothing to share): the key of position k read from the pool
+// at row rows[i, k], scaled, fma'd with q over d. Lanes over k (the output's
 // last index), 2 vectors of 8 keys a work item. The key load's last index is
 // d, so each key's 8 steps d0 .. d0 + 7 are one vector load at its row (the
 // rows of 8 keys are one vector load), and the 8 x 8 tile is transposed with
 // shuffles into a vector of the 8 keys for each d. Then, for each d from d0
 // in order: q[d] loaded and broadcast, the keys scaled by the broadcast
-// scalar scale, and the body's fma, q first, into each accumulator. A last
+// scalar scale, and the body's fma, q first, into the accumulator; then the
+// next 8 keys' tile and steps (one tile live at a time). A last
 // block of fewer than 16 keys runs 8 keys at a time the same way, then one
 // key at a time with the generic's scalar body.
 // CHECK-LABEL: func.func @scores
@@ -23,10 +25,12 @@
 // CHECK: %[[K0:.*]] = arith.muli %[[BLK]], %c16
 // CHECK: scf.if
 // CHECK: %[[K1:.*]] = arith.addi %[[K0]], %c8
-// CHECK: %[[A0:.*]] = vector.load %arg4[{{.*}}, %[[K0]]] : memref<1x2x2x?x?xf32>, vector<8xf32>
-// CHECK: %[[A1:.*]] = vector.load %arg4[{{.*}}, %[[K1]]] : memref<1x2x2x?x?xf32>, vector<8xf32>
+// CHECK: %[[A0:.*]] = vector.load %arg4[{{.*}}, %[[K0]]] : memref<1x2x1x?x?xf32>, vector<8xf32>
+// CHECK: %[[A1:.*]] = vector.load %arg4[{{.*}}, %[[K1]]] : memref<1x2x1x?x?xf32>, vector<8xf32>
 // CHECK: %[[R:.*]]:2 = scf.for %[[D:.*]] = %c0{{.*}} to %c16 step %c8{{.*}} iter_args(%[[ACC0:.*]] = %[[A0]], %[[ACC1:.*]] = %[[A1]])
-// CHECK: %[[Q:.*]] = memref.load %arg0[{{.*}}, %[[D]]] : memref<1x2x2x?x16xf32>
+// CHECK: %[[D1:.*]] = arith.addi %[[D]], %c1
+// CHECK: %[[D7:.*]] = arith.addi %[[D]], %c7
+// CHECK: %[[Q:.*]] = memref.load %arg0[{{.*}}, %[[D]]] : memref<1x2x1x?x16xf32>
 // CHECK: %[[ROWS:.*]] = vector.load %arg1[%{{.*}}, %[[K0]]] : memref<?x?xi64>, vector<8xi64>
 // CHECK: %[[RI:.*]] = arith.index_cast %[[ROWS]] : vector<8xi64> to vector<8xindex>
 // CHECK: %[[R0:.*]] = vector.extract %[[RI]][0]
@@ -43,16 +47,16 @@
 // CHECK: %[[KS:.*]] = arith.mulf %[[T0]], %[[SV]] : vector<8xf32>
 // CHECK: %[[QV:.*]] = vector.broadcast %[[Q]] : f32 to vector<8xf32>
 // CHECK: %[[F0:.*]] = math.fma %[[QV]], %[[KS]], %[[ACC0]] : vector<8xf32>
-// CHECK: vector.load %arg1[%{{.*}}, %[[K1]]] : memref<?x?xi64>, vector<8xi64>
-// CHECK: %[[G0:.*]] = math.fma %{{.*}}, %{{.*}}, %[[ACC1]] : vector<8xf32>
-// CHECK: %[[D1:.*]] = arith.addi %[[D]], %c1
-// CHECK: memref.load %arg0[{{.*}}, %[[D1]]] : memref<1x2x2x?x16xf32>
+// CHECK: memref.load %arg0[{{.*}}, %[[D1]]] : memref<1x2x1x?x16xf32>
 // CHECK: arith.mulf %[[T1]], %{{.*}} : vector<8xf32>
 // CHECK: %[[F1:.*]] = math.fma %{{.*}}, %{{.*}}, %[[F0]] : vector<8xf32>
-// CHECK: math.fma %{{.*}}, %{{.*}}, %[[G0]] : vector<8xf32>
-// CHECK: %[[D7:.*]] = arith.addi %[[D]], %c7
-// CHECK: memref.load %arg0[{{.*}}, %[[D7]]] : memref<1x2x2x?x16xf32>
+// CHECK: memref.load %arg0[{{.*}}, %[[D7]]] : memref<1x2x1x?x16xf32>
 // CHECK: %[[F7:.*]] = math.fma
+// CHECK: vector.load %arg1[%{{.*}}, %[[K1]]] : memref<?x?xi64>, vector<8xi64>
+// CHECK-COUNT-24: vector.shuffle
+// CHECK: %[[G0:.*]] = math.fma %{{.*}}, %{{.*}}, %[[ACC1]] : vector<8xf32>
+// CHECK: math.fma %{{.*}}, %{{.*}}, %[[G0]] : vector<8xf32>
+// CHECK-COUNT-5: math.fma
 // CHECK: %[[G7:.*]] = math.fma
 // CHECK: scf.yield %[[F7]], %[[G7]]
 // CHECK: vector.store %[[R]]#0, %arg4[{{.*}}, %[[K0]]]
@@ -69,11 +73,73 @@
 // CHECK: memref.load %arg2[%[[RSI]], %{{.*}}, %[[DS]]]
 // CHECK: arith.mulf %{{.*}}, %{{.*}} : f32
 // CHECK: math.fma %{{.*}}, %{{.*}}, %[[ACC]] : f32
-func.func @scores(%q: memref<1x2x2x?x16xf32>, %rows: memref<?x?xi64>, %pool: memref<?x2x16xf32>,
-                  %scale: memref<f32>, %out: memref<1x2x2x?x?xf32>) {
+func.func @scores(%q: memref<1x2x1x?x16xf32>, %rows: memref<?x?xi64>, %pool: memref<?x2x16xf32>,
+                  %scale: memref<f32>, %out: memref<1x2x1x?x?xf32>) {
   linalg.generic {indexing_maps = [#q, #r, #o],
                   iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]}
-      ins(%q, %rows : memref<1x2x2x?x16xf32>, memref<?x?xi64>) outs(%out : memref<1x2x2x?x?xf32>) {
+      ins(%q, %rows : memref<1x2x1x?x16xf32>, memref<?x?xi64>) outs(%out : memref<1x2x1x?x?xf32>) {
+  ^bb0(%in: f32, %row: i64, %acc: f32):
+    %d = linalg.index 5 : index
+    %h = linalg.index 1 : index
+    %ri = arith.index_cast %row : i64 to index
+    %k = memref.load %pool[%ri, %h, %d] : memref<?x2x16xf32>
+    %s = memref.load %scale[] : memref<f32>
+    %ks = arith.mulf %k, %s : f32
+    %f = math.fma %in, %ks, %acc : f32
+    linalg.yield %f : f32
+  }
+  return
+}
+
+// -----
+
+#q = affine_map<(b, h, g, i, k, d) -> (b, h, g, i, d)>
+#r = affine_map<(b, h, g, i, k, d) -> (i, k)>
+#o = affine_map<(b, h, g, i, k, d) -> (b, h, g, i, k)>
+
+// Three query heads a key head (g's extent 3): the key rows depend on b, h,
+// i, k and d but not on g, so a work item takes all 3 points of g and
+// shares each tile (8 row loads, 24 shuffles) among them; vectors is capped
+// to 8 / 3 = 2 accumulators a point (6 in all). The work items: g's extent
+// divided by 3. One vector of lanes after another: its tile, then for each d
+// in order the fma of each of the 3 points (q at g = 3g', 3g'+1, 3g'+2),
+// then the next vector's tile. Each accumulator still takes d in order.
+// CHECK-LABEL: func.func @shared_scores
+// CHECK: %[[G3:.*]] = arith.divui %c3{{.*}}, %c3
+// CHECK: scf.parallel
+// CHECK: %[[GP:.*]] = arith.remui %{{.*}}, %[[G3]]
+// CHECK: %[[G0:.*]] = arith.muli %[[GP]], %c3
+// CHECK: %[[G1:.*]] = arith.addi %[[G0]], %c1
+// CHECK: %[[G2:.*]] = arith.addi %[[G0]], %c2
+// CHECK: scf.if
+// CHECK-COUNT-6: vector.load %arg4
+// CHECK: scf.for %[[D:.*]] = {{.*}} step %c8{{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %[[G0]], %{{.*}}, %[[D]]]
+// CHECK-COUNT-8: vector.load %arg2
+// CHECK-COUNT-24: vector.shuffle
+// CHECK: math.fma
+// CHECK-NOT: vector.load %arg2
+// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %[[G1]], %{{.*}}, %[[D]]]
+// CHECK: math.fma
+// CHECK-NOT: vector.load %arg2
+// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %[[G2]], %{{.*}}, %[[D]]]
+// CHECK: math.fma
+// CHECK-COUNT-21: math.fma
+// CHECK-NOT: math.fma
+// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %[[G0]], %{{.*}}, %[[D]]]
+// CHECK-COUNT-8: vector.load %arg2
+// CHECK-COUNT-24: vector.shuffle
+// CHECK-COUNT-24: math.fma
+// CHECK-NOT: math.fma
+// CHECK: scf.yield
+// CHECK-SAME: : vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>
+// CHECK-COUNT-6: vector.store
+// CHECK: } else {
+func.func @shared_scores(%q: memref<1x2x3x?x16xf32>, %rows: memref<?x?xi64>, %pool: memref<?x2x16xf32>,
+                         %scale: memref<f32>, %out: memref<1x2x3x?x?xf32>) {
+  linalg.generic {indexing_maps = [#q, #r, #o],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %rows : memref<1x2x3x?x16xf32>, memref<?x?xi64>) outs(%out : memref<1x2x3x?x?xf32>) {
   ^bb0(%in: f32, %row: i64, %acc: f32):
     %d = linalg.index 5 : index
     %h = linalg.index 1 : index

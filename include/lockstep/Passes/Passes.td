@@ -755,6 +755,19 @@ def CpuGatherKernels : Pass<"lockstep-cpu-gather-kernels", "mlir::func::FuncOp">
     vector at a time, and its last lanes, fewer than 8, one at a time with
     the generic's scalar body.
 
+    Shared tiles: when the row loads are tiled and some outer dim of static
+    extent e > 1 is one that no row load depends on (neither its buffer nor
+    its indices derive from `linalg.index` of it or from an input read
+    along it: the query heads `g` of one key head, whose keys are the same),
+    a work item takes c consecutive points of it (c the largest divisor of e
+    up to 4; the one dim with the largest c), and `vectors` is capped at
+    8 / c. The tiled loop then goes one vector of lanes after another: its
+    tile is loaded and transposed once, and for each of its 8 steps, in
+    order, the body runs for each of the c points. So the c points share the
+    tile's loads and shuffles, and only one tile is live at a time; each
+    accumulator still takes every step in order. The last lanes fold one
+    point after another.
+
     Elementwise ops on vectors compute each lane as the scalar op would
     (`math.fma` lowers to `llvm.intr.fma`, one rounding), so every output
     is one lane, folded by one thread with the generic's own body, over `r`
