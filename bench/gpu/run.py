@@ -92,6 +92,31 @@ def copy_bandwidth():
     return 2 * n * 4 / (ms * 1e-3)  # bytes read and written per second
 
 
+def exec_kernel_ms(run_tool, lsa, inputs, outdir, reps=10, check=True):
+    """`lockstep-run exec` of `lsa` on the GPU, `reps` calls, with each
+    kernel's device time between two CUDA events (LOCKSTEP_CUDA_PROFILE=events:
+    launches do not wait, so a launch's own cost is not counted; module
+    loads are counted apart). Returns (milliseconds of kernels a call,
+    launches a call); with check=False, None when the run failed or printed
+    no kernel times (its output's tail is printed), else that raises."""
+    env = dict(os.environ, LOCKSTEP_CUDA_PROFILE="events")
+    cmd = [run_tool, "exec", lsa]
+    for name, path in inputs.items():
+        cmd += ["--input", f"{name}={path}"]
+    p = sh(cmd + ["--output-dir", outdir, "--device", "cuda", "--repeat", str(reps)], env=env,
+           check=check)
+    text = p.stdout + p.stderr
+    m = re.search(r"kernels ([0-9.]+) s of device time in (\d+) launches of (\d+) kernels", text)
+    rows = re.findall(r"^\s+\d+\s+([0-9.]+)\s+[0-9.]+\s+\d+\s+module", text, re.M)
+    if p.returncode != 0 or not m or len(rows) != int(m.group(3)):
+        if check:
+            raise RuntimeError("no kernel times in the profile:\n" + text)
+        print(text[-2000:], flush=True)
+        return None
+    # The rows' total ms (three decimals) are finer than the summary's seconds.
+    return sum(float(r) for r in rows) / reps, int(m.group(2)) // reps
+
+
 def gemm(bundle, shapes, run_tool):
     import numpy as np
     import torch
@@ -107,25 +132,11 @@ def gemm(bundle, shapes, run_tool):
             x = torch.randn(t, k, device="cuda")
             torch_ms = cuda_ms(lambda: torch.mm(x, w), 20)
             np.save(os.path.join(tmp, "X.npy"), x.cpu().numpy())
-            reps = 10
-            # Each kernel's device time between two CUDA events (launches
-            # do not wait, so the launch's own cost is not counted).
-            env = dict(os.environ, LOCKSTEP_CUDA_PROFILE="events")
-            p = sh([run_tool, "exec", lsa, "--input", f"X={tmp}/X.npy", "--input",
-                    f"W={tmp}/W.npy", "--output-dir", os.path.join(tmp, "out"), "--device",
-                    "cuda", "--repeat", str(reps)], env=env)
-            text = p.stdout + p.stderr
-            m = re.search(r"kernels ([0-9.]+) s of device time in (\d+) launches of (\d+) kernels",
-                          text)
-            rows = re.findall(r"^\s+\d+\s+([0-9.]+)\s+[0-9.]+\s+\d+\s+module", text, re.M)
-            if not m or len(rows) != int(m.group(3)):
-                raise RuntimeError("no kernel times in the profile:\n" + text)
-            calls = reps  # exec --repeat N makes N calls; module loads are counted apart
-            # The rows' total ms (three decimals) are finer than the summary's seconds.
-            ls_ms = sum(float(r) for r in rows) / calls
+            ls_ms, launches = exec_kernel_ms(run_tool, lsa, {"X": f"{tmp}/X.npy", "W": f"{tmp}/W.npy"},
+                                             os.path.join(tmp, "out"))
             flops = 2.0 * t * k * n
             out_rows.append(dict(k=k, n=n, t=t, torch_ms=torch_ms, lockstep_ms=ls_ms,
-                             launches=int(m.group(2)) // calls,
+                             launches=launches,
                              torch_tflops=flops / torch_ms / 1e9,
                              lockstep_tflops=flops / ls_ms / 1e9))
             log(json.dumps(out_rows[-1]))

@@ -14,7 +14,6 @@ the GEMM shapes of the speed benchmark's model, against cuBLAS fp32.
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -63,7 +62,7 @@ def prepare(out):
 def run(bundle, report):
     import numpy as np
     import torch
-    from run import cuda_ms, sh
+    from run import cuda_ms, exec_kernel_ms
     torch.backends.cuda.matmul.allow_tf32 = False
     meta = json.load(open(os.path.join(bundle, "tiles.json")))
     tool = os.path.join(bundle, "lockstep-run")
@@ -80,18 +79,13 @@ def run(bundle, report):
             first = None
             for i in range(len(meta["tables"])):
                 outdir = os.path.join(tmp, f"out{i}")
-                env = dict(os.environ, LOCKSTEP_CUDA_PROFILE="events")
-                p = sh([tool, "exec", os.path.join(bundle, f"v{i}", f"gemm_{k}_{n}.lsa"), "--input",
-                        f"X={tmp}/X.npy", "--input", f"W={tmp}/W.npy", "--output-dir", outdir,
-                        "--device", "cuda", "--repeat", "10"], env=env, check=False)
-                text = p.stdout + p.stderr
-                times = re.findall(r"^\s+\d+\s+([0-9.]+)\s+[0-9.]+\s+\d+\s+module", text, re.M)
-                if p.returncode != 0 or not times:
+                got = exec_kernel_ms(tool, os.path.join(bundle, f"v{i}", f"gemm_{k}_{n}.lsa"),
+                                     {"X": f"{tmp}/X.npy", "W": f"{tmp}/W.npy"}, outdir, check=False)
+                if got is None:
                     row["ms"].append(None)
                     row["same_bits"].append(None)
-                    print(text[-2000:], flush=True)
                     continue
-                row["ms"].append(sum(float(v) for v in times) / 10)
+                row["ms"].append(got[0])
                 y = np.load(os.path.join(outdir, "Y.npy")).view(np.uint32)
                 if first is None:
                     first = y
