@@ -407,6 +407,58 @@ private:
     }
   }
 
+  /// The transposed tile of a row load: vector t holds every lane's
+  /// element at step t. Each lane's kCpuLanes steps are one vector load at
+  /// its indices (`laneAt(u)`), transposed with shuffles. When the lanes'
+  /// indices turn out to be the same at run time (every varying index, a
+  /// vector, equal in all its lanes: a paged attention's keys past a
+  /// token's position, all clamped to its own row), all lanes would load
+  /// the same row: then vector t is that row's element at step t, loaded
+  /// once and broadcast (a broadcast load, no shuffle). Both give every lane
+  /// the same values.
+  SmallVector<Value> loadTile(OpBuilder &b, Location loc, Value mem, ValueRange ids,
+                              IRMapping &map, function_ref<SmallVector<Value>(int64_t)> laneAt,
+                              int64_t width, Type elt) {
+    auto vt = VectorType::get({width}, elt);
+    SmallVector<SmallVector<Value>> at;
+    for (int64_t u = 0; u < width; ++u)
+      at.push_back(laneAt(u));
+    Value uniform;
+    for (Value id : ids) {
+      Value v = map.lookupOrDefault(id);
+      if (!isa<VectorType>(v.getType()))
+        continue;
+      Value first = vector::ExtractOp::create(b, loc, v, int64_t(0));
+      Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, v,
+                                       vector::BroadcastOp::create(b, loc, v.getType(), first));
+      Value all = vector::ReductionOp::create(b, loc, vector::CombiningKind::AND, eq);
+      uniform = uniform ? arith::AndIOp::create(b, loc, uniform, all).getResult() : all;
+    }
+    auto transposed = [&](OpBuilder &ob) {
+      SmallVector<Value> rows;
+      for (int64_t u = 0; u < width; ++u)
+        rows.push_back(vector::LoadOp::create(ob, loc, vt, mem, at[u]));
+      return lockstep::transpose8x8(ob, loc, rows);
+    };
+    if (!uniform)
+      return transposed(b);
+    auto branch = scf::IfOp::create(b, loc, SmallVector<Type>(width, vt), uniform,
+                                    /*withElseRegion=*/true);
+    OpBuilder tb = OpBuilder::atBlockEnd(&branch.getThenRegion().front());
+    SmallVector<Value> same;
+    for (int64_t t = 0; t < width; ++t) {
+      SmallVector<Value> i = at[0];
+      if (t)
+        i.back() = arith::AddIOp::create(tb, loc, i.back(), cstIndex(tb, loc, t));
+      same.push_back(vector::BroadcastOp::create(
+          tb, loc, vt, memref::LoadOp::create(tb, loc, mem, i)));
+    }
+    scf::YieldOp::create(tb, loc, same);
+    OpBuilder eb = OpBuilder::atBlockEnd(&branch.getElseRegion().front());
+    scf::YieldOp::create(eb, loc, transposed(eb));
+    return SmallVector<Value>(branch.getResults());
+  }
+
   /// `v`'s lanes as a vector: a varying value as it is, a uniform one
   /// broadcast.
   Value lanesOf(OpBuilder &b, Location loc, Value v, int64_t width) {
@@ -522,14 +574,9 @@ private:
         };
         if (tiles && g.rowLoads.contains(load)) {
           SmallVector<Value> &tile = (*tiles)[load];
-          if (tile.empty()) {
-            auto vt = VectorType::get({width}, elt);
-            SmallVector<Value> rows;
-            for (int64_t u = 0; u < width; ++u)
-              rows.push_back(vector::LoadOp::create(
-                  b, loc, vt, map.lookupOrDefault(load.getMemRef()), laneAt(u)));
-            tile = lockstep::transpose8x8(b, loc, rows);
-          }
+          if (tile.empty())
+            tile = loadTile(b, loc, map.lookupOrDefault(load.getMemRef()), ids, map, laneAt,
+                            width, elt);
           map.map(load.getResult(), tile[t]);
           continue;
         }

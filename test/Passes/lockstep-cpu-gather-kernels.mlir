@@ -10,7 +10,10 @@
 // last index), 2 vectors of 8 keys a work item. The key load's last index is
 // d, so each key's 8 steps d0 .. d0 + 7 are one vector load at its row (the
 // rows of 8 keys are one vector load), and the 8 x 8 tile is transposed with
-// shuffles into a vector of the 8 keys for each d. Then, for each d from d0
+// shuffles into a vector of the 8 keys for each d; when the 8 keys' rows are
+// the same at run time (keys past the token's position, all clamped to its
+// row), that row's 8 values are loaded one at a time and broadcast instead
+// (the same vectors, without shuffles). Then, for each d from d0
 // in order: q[d] loaded and broadcast, the keys scaled by the broadcast
 // scalar scale, and the body's fma, q first, into the accumulator; then the
 // next 8 keys' tile and steps (one tile live at a time). A last
@@ -34,21 +37,32 @@
 // CHECK: %[[ROWS:.*]] = vector.load %arg1[%{{.*}}, %[[K0]]] : memref<?x?xi64>, vector<8xi64>
 // CHECK: %[[RI:.*]] = arith.index_cast %[[ROWS]] : vector<8xi64> to vector<8xindex>
 // CHECK: %[[R0:.*]] = vector.extract %[[RI]][0]
+// CHECK: %[[R7:.*]] = vector.extract %[[RI]][7]
+// CHECK: %[[F:.*]] = vector.extract %[[RI]][0]
+// CHECK: %[[FB:.*]] = vector.broadcast %[[F]] : index to vector<8xindex>
+// CHECK: %[[EQ:.*]] = arith.cmpi eq, %[[RI]], %[[FB]] : vector<8xindex>
+// CHECK: %[[SAME:.*]] = vector.reduction <and>, %[[EQ]] : vector<8xi1> into i1
+// CHECK: %[[TILE:.*]]:8 = scf.if %[[SAME]]
+// CHECK: %[[B0:.*]] = memref.load %arg2[%[[R0]], %{{.*}}, %[[D]]] : memref<?x2x16xf32>
+// CHECK: vector.broadcast %[[B0]] : f32 to vector<8xf32>
+// CHECK-COUNT-7: memref.load %arg2[%[[R0]],
+// CHECK-NOT: vector.shuffle
+// CHECK: } else {
 // CHECK: %[[X0:.*]] = vector.load %arg2[%[[R0]], %{{.*}}, %[[D]]] : memref<?x2x16xf32>, vector<8xf32>
 // CHECK: %[[X1:.*]] = vector.load %arg2[%{{.*}}, %{{.*}}, %[[D]]] : memref<?x2x16xf32>, vector<8xf32>
-// CHECK: %[[R7:.*]] = vector.extract %[[RI]][7]
 // CHECK: vector.load %arg2[%[[R7]], %{{.*}}, %[[D]]]
 // CHECK: %[[LO:.*]] = vector.shuffle %[[X0]], %[[X1]] [0, 8, 1, 9, 4, 12, 5, 13]
 // CHECK: %[[T0:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11]
 // CHECK: %[[T4:.*]] = vector.shuffle %{{.*}}, %{{.*}} [4, 5, 6, 7, 12, 13, 14, 15]
 // CHECK: %[[T1:.*]] = vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11]
+// CHECK: scf.yield %[[T0]], %[[T1]],
 // CHECK: %[[S:.*]] = memref.load %arg3[] : memref<f32>
 // CHECK: %[[SV:.*]] = vector.broadcast %[[S]] : f32 to vector<8xf32>
-// CHECK: %[[KS:.*]] = arith.mulf %[[T0]], %[[SV]] : vector<8xf32>
+// CHECK: %[[KS:.*]] = arith.mulf %[[TILE]]#0, %[[SV]] : vector<8xf32>
 // CHECK: %[[QV:.*]] = vector.broadcast %[[Q]] : f32 to vector<8xf32>
 // CHECK: %[[F0:.*]] = math.fma %[[QV]], %[[KS]], %[[ACC0]] : vector<8xf32>
 // CHECK: memref.load %arg0[{{.*}}, %[[D1]]] : memref<1x2x1x?x16xf32>
-// CHECK: arith.mulf %[[T1]], %{{.*}} : vector<8xf32>
+// CHECK: arith.mulf %[[TILE]]#1, %{{.*}} : vector<8xf32>
 // CHECK: %[[F1:.*]] = math.fma %{{.*}}, %{{.*}}, %[[F0]] : vector<8xf32>
 // CHECK: memref.load %arg0[{{.*}}, %[[D7]]] : memref<1x2x1x?x16xf32>
 // CHECK: %[[F7:.*]] = math.fma

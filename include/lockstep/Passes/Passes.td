@@ -751,7 +751,12 @@ def CpuGatherKernels : Pass<"lockstep-cpu-gather-kernels", "mlir::func::FuncOp">
     then steps `r` by 8, each lane's 8 steps are one vector load, the 8 x 8
     tile is transposed with shuffles (moves, no arithmetic) into one vector
     of the lanes per step, and the 8 steps run one after another, in
-    order, for every accumulator. At the end the accumulators are stored. A last block not filling `8 · vectors` lanes folds a
+    order, for every accumulator. Before that, a run-time test: when every
+    varying index of the load is the same in all 8 lanes (the 8 keys' rows
+    are one row, as for the keys past a token's position, which the
+    paged attention clamps to the token's own row), each step's vector is
+    that row's element loaded once and broadcast instead (the same values
+    in every lane, without a shuffle). At the end the accumulators are stored. A last block not filling `8 · vectors` lanes folds a
     vector at a time, and its last lanes, fewer than 8, one at a time with
     the generic's scalar body.
 
