@@ -49,6 +49,41 @@ markers of its CPU section) unless --results is empty."""
 import os
 import sys
 
+
+def pick_openblas_core():
+    """numpy's OpenBLAS picks its kernels when it loads. Some of its builds
+    do not know newer CPUs and fall back to Prescott's (SSE3): 43 GFLOP/s
+    at one thread here, where its SkylakeX kernels give 207. Before numpy
+    is imported, a probe (another process) asks which core it picked; when
+    that is Prescott on a CPU with AVX-512 (or AVX2 and FMA),
+    OPENBLAS_CORETYPE is set to SkylakeX (Haswell) for this process, and
+    the report's BLAS line says so (`kernels for ...`). A value already set
+    is kept, and OPENBLAS_L2_SIZE is cleared (it mis-sizes the blocking)."""
+    os.environ.pop("OPENBLAS_L2_SIZE", None)
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        return
+    import subprocess
+    probe = ("import ctypes, glob, os, numpy\n"
+             "p = glob.glob(os.path.join(os.path.dirname(numpy.__file__), '..', 'numpy.libs', '*openblas*'))\n"
+             "lib = ctypes.CDLL(p[0])\n"
+             "f = getattr(lib, 'openblas_get_corename64_', None) or lib.openblas_get_corename\n"
+             "f.restype = ctypes.c_char_p\n"
+             "print(f().decode())\n")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    if r.returncode != 0 or r.stdout.strip().lower() != "prescott":
+        return
+    flags = set()
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("flags"):
+            flags = set(line.split(":", 1)[1].split())
+            break
+    if {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"} <= flags:
+        os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
+    elif {"avx2", "fma"} <= flags:
+        os.environ["OPENBLAS_CORETYPE"] = "Haswell"
+
+
+pick_openblas_core()
 # The benchmark is the package bench/cpu (its modules by concern).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cpu.cli import main  # noqa: E402

@@ -135,6 +135,9 @@ def blas_name():
     if c:
         c.restype = ctypes.c_char_p
         name += f", kernels for {c().decode()}"
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        name += f" (OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']}: this OpenBLAS takes this " \
+                "CPU for a Prescott, SSE3 only, unless told)"
     return name
 
 
