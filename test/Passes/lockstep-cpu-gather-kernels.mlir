@@ -148,7 +148,18 @@ func.func @scores(%q: memref<1x2x1x?x16xf32>, %rows: memref<?x?xi64>, %pool: mem
 // CHECK: scf.yield
 // CHECK-SAME: : vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>
 // CHECK-COUNT-6: vector.store
+// The last keys: 8 at a time, the 3 points' accumulators together, then one
+// key at a time, one point after another.
 // CHECK: } else {
+// CHECK: scf.for %{{.*}} step %c8
+// CHECK: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %c1
+// CHECK: memref.load %arg4[%{{.*}}, %{{.*}}, %[[G0]], %{{.*}}, %[[K]]]
+// CHECK: memref.store %{{.*}}, %arg4[%{{.*}}, %{{.*}}, %[[G0]], %{{.*}}, %[[K]]]
+// CHECK: memref.load %arg4[%{{.*}}, %{{.*}}, %[[G1]], %{{.*}}, %[[K]]]
+// CHECK: memref.store %{{.*}}, %arg4[%{{.*}}, %{{.*}}, %[[G1]], %{{.*}}, %[[K]]]
+// CHECK: memref.load %arg4[%{{.*}}, %{{.*}}, %[[G2]], %{{.*}}, %[[K]]]
+// CHECK: memref.store %{{.*}}, %arg4[%{{.*}}, %{{.*}}, %[[G2]], %{{.*}}, %[[K]]]
 func.func @shared_scores(%q: memref<1x2x3x?x16xf32>, %rows: memref<?x?xi64>, %pool: memref<?x2x16xf32>,
                          %scale: memref<f32>, %out: memref<1x2x3x?x?xf32>) {
   linalg.generic {indexing_maps = [#q, #r, #o],
