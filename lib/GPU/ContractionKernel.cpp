@@ -144,17 +144,48 @@ public:
       bk /= 2; // the length is a multiple of 8
   }
 
-  void build(OpBuilder &b, Value gridZ) {
-    Value gx = arith::CeilDivUIOp::create(b, loc, sizes[c.n], idx(b, loc, s.bn()));
-    Value gy = arith::CeilDivUIOp::create(b, loc, sizes[c.m], idx(b, loc, s.bm()));
-    auto launch = gpu::LaunchOp::create(b, loc, gx, gy, gridZ, idx(b, loc, s.tx),
-                                        idx(b, loc, s.ty), idx(b, loc, 1));
-    Share a = share(0, c.m, s.bm()), w = share(1, c.n, s.bn());
-    a.tile = launch.addWorkgroupAttribution(tileType(a), loc);
-    if (!s.direct)
-      w.tile = launch.addWorkgroupAttribution(tileType(w), loc);
+  /// One launch for the tilers of `group` (one contraction, or several
+  /// that read the same first input: the same rows, batch points, k and
+  /// tile types): block x runs over the first one's column tiles, then the
+  /// next one's, each block's tile that of one member, under a condition
+  /// uniform in the block. The workgroup tiles are shared: a block uses
+  /// only its member's.
+  static void build(OpBuilder &b, Location loc, ArrayRef<Tiler *> group, Value gridZ) {
+    Tiler &t0 = *group.front();
+    SmallVector<Value> starts, counts;
+    Value gx;
+    for (Tiler *t : group) {
+      Value n = arith::CeilDivUIOp::create(b, loc, t->sizes[t->c.n], idx(b, loc, t->s.bn()));
+      starts.push_back(gx ? gx : idx(b, loc, 0));
+      counts.push_back(n);
+      gx = gx ? add(b, loc, gx, n) : n;
+    }
+    Value gy = arith::CeilDivUIOp::create(b, loc, t0.sizes[t0.c.m], idx(b, loc, t0.s.bm()));
+    auto launch = gpu::LaunchOp::create(b, loc, gx, gy, gridZ, idx(b, loc, t0.s.tx),
+                                        idx(b, loc, t0.s.ty), idx(b, loc, 1));
+    Share a0 = t0.share(0, t0.c.m, t0.s.bm()), w0 = t0.share(1, t0.c.n, t0.s.bn());
+    Value aTile = launch.addWorkgroupAttribution(t0.tileType(a0), loc);
+    Value wTile;
+    if (!t0.s.direct)
+      wTile = launch.addWorkgroupAttribution(t0.tileType(w0), loc);
     OpBuilder kb = OpBuilder::atBlockBegin(&launch.getBody().front());
-    body(kb, launch, a, w);
+    Value bx = launch.getBlockIds().x;
+    for (auto [i, t] : llvm::enumerate(group)) {
+      Share a = t->share(0, t->c.m, t->s.bm()), w = t->share(1, t->c.n, t->s.bn());
+      assert(t->tileType(a) == t0.tileType(a0) && (t0.s.direct || t->tileType(w) == t0.tileType(w0)) &&
+             "a group's members share their workgroup tiles");
+      a.tile = aTile;
+      w.tile = wTile;
+      if (group.size() == 1) {
+        t->body(kb, launch, bx, a, w);
+        break;
+      }
+      // bx - start wraps past the count below the member's first block.
+      Value x = arith::SubIOp::create(kb, loc, bx, starts[i]);
+      auto mine = scf::IfOp::create(kb, loc, ult(kb, loc, x, counts[i]), /*withElse=*/false);
+      OpBuilder mb = OpBuilder::atBlockBegin(&mine.getThenRegion().front());
+      t->body(mb, launch, x, a, w);
+    }
     gpu::TerminatorOp::create(kb, loc);
   }
 
@@ -199,13 +230,14 @@ private:
     return {k, p};
   }
 
-  void body(OpBuilder &b, gpu::LaunchOp launch, Share &a, Share &w) {
+  /// The kernel of this member, its column tiles numbered by `blockX`.
+  void body(OpBuilder &b, gpu::LaunchOp launch, Value blockX, Share &a, Share &w) {
     Value tx = launch.getThreadIds().x, ty = launch.getThreadIds().y;
     tid = add(b, loc, tx, mulc(b, loc, ty, s.tx));
     tyOff = mulc(b, loc, ty, s.vec);
     txOff = mulc(b, loc, tx, s.vec);
     a.p0 = mulc(b, loc, launch.getBlockIds().y, s.bm());
-    w.p0 = mulc(b, loc, launch.getBlockIds().x, s.bn());
+    w.p0 = mulc(b, loc, blockX, s.bn());
     // The batch dims from block z, last fastest.
     dims.assign(c.k + 1, Value());
     Value rest = launch.getBlockIds().z;
@@ -472,5 +504,18 @@ private:
 void lockstep::buildContractionLaunch(OpBuilder &b, Location loc, const Contraction &c,
                                       ArrayRef<Value> sizes, const TileShape &shape,
                                       Value gridZ) {
-  Tiler(c, sizes, shape, loc).build(b, gridZ);
+  buildContractionGroupLaunch(b, loc, {c}, {SmallVector<Value>(sizes)}, shape, gridZ);
+}
+
+void lockstep::buildContractionGroupLaunch(OpBuilder &b, Location loc,
+                                           ArrayRef<Contraction> group,
+                                           ArrayRef<SmallVector<Value>> sizes,
+                                           const TileShape &shape, Value gridZ) {
+  SmallVector<Tiler, 1> tilers;
+  for (auto [c, s] : llvm::zip_equal(group, sizes))
+    tilers.emplace_back(c, s, shape, loc);
+  SmallVector<Tiler *> members;
+  for (Tiler &t : tilers)
+    members.push_back(&t);
+  Tiler::build(b, loc, members, gridZ);
 }

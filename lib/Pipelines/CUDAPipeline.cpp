@@ -59,7 +59,7 @@ mlir::LogicalResult lockstep::buildCUDACodegenPipeline(mlir::OpPassManager &pm,
   // that the gate can read every instruction.
   std::string pipeline =
       "func.func(" + linalg + ", lockstep-expand-math, lockstep-fuse-elementwise,"
-      " lockstep-outputs-to-args),"
+      " lockstep-group-contractions, lockstep-outputs-to-args),"
       "eliminate-empty-tensors,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"

@@ -159,8 +159,9 @@ bool lockstep::readsDim(AffineMap map, unsigned dim) {
 }
 
 std::optional<lockstep::Contraction> lockstep::matchContraction(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || op->getNumResults() != 0)
+  bool buffers = op.hasPureBufferSemantics() && op->getNumResults() == 0;
+  bool tensors = op.hasPureTensorSemantics() && op->getNumResults() == 1;
+  if (!(buffers || tensors) || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
     return std::nullopt;
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   unsigned loops = iters.size();

@@ -349,3 +349,62 @@ func.func @forwarded(%x: memref<?x128xf32>, %w: memref<128x96xf32>, %y: memref<?
   }
   return
 }
+
+// -----
+
+#a = affine_map<(t, n, k) -> (t, k)>
+#b = affine_map<(t, n, k) -> (k, n)>
+#o = affine_map<(t, n, k) -> (t, n)>
+
+// Two projections of one input (q and k of a hidden state), with k's fill
+// between them: one launch a tile shape for both, at the second's place.
+// Block x runs over q's column tiles (ceil(96/64)), then k's (ceil(32/64));
+// a block computes q's tile x, or k's tile x - ceil(96/64), exactly as its
+// own launch would (the unsigned difference wraps past the count before a
+// member's first block). The workgroup tiles are shared. Both fills are
+// forwarded; without rows, each generic runs after its own fill.
+// CHECK-LABEL: func.func @group
+// CHECK: scf.if
+// CHECK: scf.if
+// CHECK: %[[NQ:.*]] = arith.ceildivui %c96, %c64
+// CHECK: %[[NK:.*]] = arith.ceildivui %c32, %{{.*}}
+// CHECK: %[[GX:.*]] = arith.addi %[[NQ]], %[[NK]]
+// CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[GX]], {{.*}} workgroup(%{{.*}} : memref<64x2xf32, #gpu.address_space<workgroup>>) {
+// CHECK: %[[XQ:.*]] = arith.subi %[[BX]], %c0
+// CHECK: %[[INQ:.*]] = arith.cmpi ult, %[[XQ]], %[[NQ]]
+// CHECK: scf.if %[[INQ]] {
+// CHECK: memref.load %arg1[
+// CHECK: memref.store %{{.*}}, %arg3[
+// CHECK: %[[XK:.*]] = arith.subi %[[BX]], %[[NQ]]
+// CHECK: %[[INK:.*]] = arith.cmpi ult, %[[XK]], %[[NK]]
+// CHECK: scf.if %[[INK]] {
+// CHECK: memref.load %arg2[
+// CHECK: memref.store %{{.*}}, %arg4[
+// CHECK: gpu.terminator
+// CHECK-COUNT-5: gpu.launch
+// CHECK-NOT: gpu.launch
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg3
+// CHECK-NEXT: linalg.generic {{.*}} ins(%arg0, %arg1
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg4
+// CHECK-NEXT: linalg.generic {{.*}} ins(%arg0, %arg2
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @group(%x: memref<?x128xf32>, %wq: memref<128x96xf32>, %wk: memref<128x32xf32>,
+                 %q: memref<?x96xf32>, %k: memref<?x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%q : memref<?x96xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %wq : memref<?x128xf32>, memref<128x96xf32>) outs(%q : memref<?x96xf32>) {
+  ^bb0(%p: f32, %w: f32, %acc: f32):
+    %r = math.fma %p, %w, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%k : memref<?x32xf32>)
+  linalg.generic {indexing_maps = [#a, #b, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %wk : memref<?x128xf32>, memref<128x32xf32>) outs(%k : memref<?x32xf32>) {
+  ^bb0(%p: f32, %w: f32, %acc: f32):
+    %r = math.fma %p, %w, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}

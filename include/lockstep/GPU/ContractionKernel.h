@@ -66,6 +66,20 @@ void buildContractionLaunch(mlir::OpBuilder &b, mlir::Location loc, const Contra
                             llvm::ArrayRef<mlir::Value> sizes, const TileShape &shape,
                             mlir::Value gridZ);
 
+/// One launch for `group`: contractions that read the same first input
+/// through the same map, every dim but n and k read by it (so the same
+/// rows, batch points and k), with second inputs of one element type and
+/// layout kind (n or k fastest), each with its loop extents in `sizes`.
+/// Blocks (sum of ceil(N_i/BN), ceil(M/BM), gridZ): block x runs over the
+/// first member's column tiles, then the next one's; each block computes
+/// its member's tile exactly as that member's own launch would. A step's
+/// projections that share their input (q, k and v; gate and up) then fill
+/// the device together in one launch.
+void buildContractionGroupLaunch(mlir::OpBuilder &b, mlir::Location loc,
+                                 llvm::ArrayRef<Contraction> group,
+                                 llvm::ArrayRef<llvm::SmallVector<mlir::Value>> sizes,
+                                 const TileShape &shape, mlir::Value gridZ);
+
 } // namespace lockstep
 
 #endif

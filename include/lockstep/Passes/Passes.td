@@ -508,6 +508,39 @@ def PromoteAccumulators : Pass<"lockstep-promote-accumulators", "mlir::func::Fun
   ];
 }
 
+def GroupContractions : Pass<"lockstep-group-contractions", "mlir::func::FuncOp"> {
+  let summary = "Move contractions that read the same input next to each other";
+  let description = [{
+    Runs for `--target=cuda` on tensors, after lockstep-fuse-elementwise, so
+    that lockstep-tile-contractions can give a step's projections of one
+    hidden state one launch (q, k and v; gate and up): at one or a few rows
+    each alone fills few of the device's SMs (k and v of a 1e9-parameter
+    Llama: 64 blocks of 64 threads), together they fill more.
+
+    Two contractions (linalg.generic, two inputs, one output, one reduction
+    dim) are siblings when their first inputs are the same tensor (one
+    value, or the same expand_shape or collapse_shape of one tensor), read
+    through the same map, and that map reads the rows and every batch dim;
+    their loops, k and its length agree. A later sibling moves to just after
+    the group's last member, with the ops after that member it depends on
+    (its weights' reshape, its output's empty tensor and fill), in their
+    order; then its first input becomes the group's first member's own
+    value (the reshape it had is erased when unused). It moves only when
+    none of those ops has side effects and it depends on no member. So
+    every value is computed by the same ops from the same operands, only
+    earlier in the block: no bit changes.
+
+    Example: `%q = generic(%xq, %wq)`, `%cq = combine(%q)`, `%xk =
+    expand_shape %x`, `%k = generic(%xk, %wk)` (with `%xq` the same
+    expand_shape of `%x`) becomes `%q = generic(%xq, %wq)`, `%k =
+    generic(%xq, %wk)`, `%cq = combine(%q)`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numMoved", "moved", "contractions moved next to a sibling">
+  ];
+}
+
 def TileContractions : Pass<"lockstep-tile-contractions", "mlir::func::FuncOp"> {
   let summary = "Launch each bufferized contraction as a shared-memory tiled GPU kernel";
   let description = [{
@@ -576,6 +609,18 @@ def TileContractions : Pass<"lockstep-tile-contractions", "mlir::func::FuncOp"> 
     A generic is not tiled when its body reads `linalg.index` or has side
     effects, or when its output shares a buffer with an input.
 
+    Contractions that read the same first input (one buffer, one map that
+    reads the rows and every batch dim), with the same k and the same kind
+    of second input, and with nothing between them but allocations, size
+    and view computations, and fills or frees of buffers no member reads
+    (lockstep-group-contractions puts a step's q, k and v projections so,
+    and gate and up), share one launch a shape, at the last one's place:
+    block x runs over the first one's column tiles, then the next one's,
+    and each block computes its member's tile exactly as that member's own
+    launch would (lockstep::buildContractionGroupLaunch). At one row the k
+    and v projections of a 1e9-parameter Llama have 64 blocks each; with q
+    one launch of 384 fills the device. No output's fold changes.
+
     Example: `Y[t, n, j] = fold_k fma(X[t, j, k], W[j, k, n], .)` (a chunk's
     partial: k of extent 256, j the chunk) becomes
     `scf.if (T > 0 && ...) { scf.if (T <= 1) { gpu.launch blocks(ceil(N/64),
@@ -598,7 +643,8 @@ def TileContractions : Pass<"lockstep-tile-contractions", "mlir::func::FuncOp"> 
            "gives the same bits">
   ];
   let statistics = [
-    Statistic<"numTiled", "tiled", "contractions given tiled launches">
+    Statistic<"numTiled", "tiled", "contractions given tiled launches">,
+    Statistic<"numGrouped", "grouped", "contractions launched together with others that read the same input">
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",

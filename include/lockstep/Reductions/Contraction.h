@@ -39,7 +39,9 @@ struct Contraction {
   mlir::Value init;
 };
 
-/// `op` as a contraction: pure buffer semantics, two inputs and one output;
+/// `op` as a contraction: pure buffer semantics (or pure tensor semantics
+/// with one result, for passes before bufferization), two inputs and one
+/// output;
 /// one reduction dim and the others parallel, at least three loops; every
 /// map a projected permutation (zeros allowed); a body free of side effects,
 /// regions and `linalg.index`; k read by both inputs and not by the output;
