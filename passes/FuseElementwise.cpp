@@ -109,17 +109,43 @@ struct ExtractThroughTranspose : OpRewritePattern<tensor::ExtractOp> {
   }
 };
 
+/// Whether `t` transposes a reduction's result (directly or through a
+/// tensor.reshape) that it alone reads: a projection's chunk combine,
+/// which InlineReduction folds into the transpose once it is a generic.
+bool readsCombine(linalg::TransposeOp t) {
+  Value v = t.getInput();
+  if (auto reshape = v.getDefiningOp<tensor::ReshapeOp>()) {
+    if (!reshape.getShape().getDefiningOp<tensor::FromElementsOp>() ||
+        llvm::any_of(reshape->getUsers(), [&](Operation *u) {
+          return u != t.getOperation() && !isa<tensor::DimOp>(u);
+        }))
+      return false;
+    v = reshape.getSource();
+  } else if (!v.hasOneUse()) {
+    return false;
+  }
+  auto r = v.getDefiningOp<linalg::GenericOp>();
+  return r && v.hasOneUse() && r.getNumDpsInputs() == 1 && r.getNumDpsInits() == 1 &&
+         r.getNumReductionLoops() == 1 && !r.hasPureBufferSemantics();
+}
+
 /// A transpose used once, as an input of an elementwise generic, becomes a
 /// generic itself, so that the elementwise fusion reads its input through
-/// the permuted map instead of copying it.
+/// the permuted map instead of copying it; so does one of a chunk combine
+/// (readsCombine), which then folds into it.
 struct GeneralizeFusableTranspose : OpRewritePattern<linalg::TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(linalg::TransposeOp op, PatternRewriter &rw) const override {
-    if (!op->hasOneUse() || op.hasPureBufferSemantics())
+    if (op.hasPureBufferSemantics())
       return failure();
-    OpOperand &use = *op->getResult(0).getUses().begin();
-    auto g = dyn_cast<linalg::GenericOp>(use.getOwner());
-    if (!elementwise(g) || !g.isDpsInput(&use))
+    auto fuses = [&] {
+      if (!op->hasOneUse())
+        return false;
+      OpOperand &use = *op->getResult(0).getUses().begin();
+      auto g = dyn_cast<linalg::GenericOp>(use.getOwner());
+      return elementwise(g) && g.isDpsInput(&use);
+    };
+    if (!fuses() && !readsCombine(op))
       return failure();
     return linalg::generalizeNamedOp(rw, op);
   }
@@ -131,15 +157,22 @@ struct GeneralizeFusableTranspose : OpRewritePattern<linalg::TransposeOp> {
 constexpr int64_t kMaxRefolded = 32;
 
 /// A reduction of one input (a contraction's chunk combine, folding its
-/// partials in chunk order) whose only use is an input of an elementwise
-/// generic that reads each of its elements once (a permutation map: the
-/// residual add after a projection, the MLP's activation product), or
-/// reads it through a broadcast when it folds at most kMaxRefolded
-/// elements (a norm's combine, read at every column), is computed in the
-/// consumer's body: an scf.for over the reduced dim, from
-/// the reduction's init (its fill value, or its element), folding the
+/// partials in chunk order) whose result only an elementwise generic reads
+/// is computed in that consumer's body: an scf.for over the reduced dim,
+/// from the reduction's init (its fill value, or its element), folding the
 /// input's elements with the reduction's own body in the same order. One
-/// kernel fewer, and the combined tensor is never stored.
+/// kernel fewer, and the combined tensor is never stored. The consumer
+/// reads it as an input once per element (a permutation map: the residual
+/// add after a projection, the MLP's activation product), or through a
+/// broadcast (a norm's combine, read at every column), and may also gather
+/// elements of it with tensor.extract in its body (RoPE's rotate-half of a
+/// q or k projection); a broadcast or a gather folds again at each read, so
+/// only when the fold takes at most kMaxRefolded elements. The result may
+/// reach the consumer through a tensor.reshape (the exporters' [1, T, H·D]
+/// -> [1, T, H, D]), whose element at an index is the result's element at
+/// the same row-major position; its sizes (tensor.dim) are then read from
+/// the reshape's shape operand. A transpose of such a result (v's, into
+/// the KV cache's layout) becomes a generic first, so it folds too.
 struct InlineReduction : OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -176,36 +209,87 @@ struct InlineReduction : OpRewritePattern<linalg::GenericOp> {
     return true;
   }
 
-  static OpOperand *candidate(linalg::GenericOp g) {
+  /// A reduction the consumer folds in its body, with how it reads it.
+  struct Candidate {
+    OpOperand *use = nullptr;         // the consumer's input operand
+    linalg::GenericOp r;              // the reduction
+    tensor::ReshapeOp reshape;        // between them, or null
+    tensor::FromElementsOp shape;     // the reshape's sizes
+    SmallVector<tensor::ExtractOp> gathers; // in the consumer's body
+    SmallVector<tensor::DimOp> dims;  // of the reshape, anywhere
+  };
+
+  /// The reduction behind `v`, when a generic of one input and one init,
+  /// one reduction loop, on tensors, writing each of its elements once and
+  /// reading its input through a projected permutation, with a body of
+  /// plain ops.
+  static linalg::GenericOp reductionOf(Value v) {
+    auto r = v.getDefiningOp<linalg::GenericOp>();
+    if (!r || r.getNumDpsInputs() != 1 || r.getNumDpsInits() != 1 ||
+        r.getNumReductionLoops() != 1 || r.hasPureBufferSemantics() ||
+        !dimsOrZeros(r.getMatchingIndexingMap(r.getDpsInitOperand(0))) ||
+        !r.getMatchingIndexingMap(r.getDpsInputOperand(0)).isProjectedPermutation())
+      return nullptr;
+    if (llvm::any_of(r.getBody()->getOperations(),
+                     [](Operation &op) { return op.getNumRegions() || isa<linalg::IndexOp>(op); }))
+      return nullptr;
+    return r;
+  }
+
+  static std::optional<Candidate> candidate(linalg::GenericOp g) {
     for (OpOperand *o : g.getDpsInputOperands()) {
-      auto r = o->get().getDefiningOp<linalg::GenericOp>();
-      if (!r || !r->hasOneUse() || r.getNumDpsInputs() != 1 || r.getNumDpsInits() != 1 ||
-          r.getNumReductionLoops() != 1 || r.hasPureBufferSemantics())
+      Candidate c;
+      c.use = o;
+      Value v = o->get();
+      c.reshape = v.getDefiningOp<tensor::ReshapeOp>();
+      if (c.reshape) {
+        c.shape = c.reshape.getShape().getDefiningOp<tensor::FromElementsOp>();
+        if (!c.shape || !c.reshape.getSource().hasOneUse())
+          continue;
+      }
+      c.r = reductionOf(c.reshape ? c.reshape.getSource() : v);
+      if (!c.r || (!c.reshape && !c.r->hasOneUse() &&
+                   !llvm::all_of(c.r->getUsers(), [&](Operation *u) { return u == g; })))
         continue;
-      if (!dimsOrZeros(r.getMatchingIndexingMap(r.getDpsInitOperand(0))) ||
-          !r.getMatchingIndexingMap(r.getDpsInputOperand(0)).isProjectedPermutation())
+      // Every use of v: this operand, gathers in g's body, sizes of a reshape.
+      bool plain = true;
+      unsigned reads = 0;
+      for (OpOperand &u : v.getUses()) {
+        Operation *user = u.getOwner();
+        if (user == g.getOperation())
+          reads += g.isDpsInput(&u) ? 1 : 2; // read as an init: not plain
+        else if (auto x = dyn_cast<tensor::ExtractOp>(user); x && x->getParentOp() == g)
+          c.gathers.push_back(x);
+        else if (auto d = dyn_cast<tensor::DimOp>(user); d && c.reshape && d.getConstantIndex())
+          c.dims.push_back(d);
+        else
+          plain = false;
+      }
+      if (!plain || reads != 1)
         continue;
       // Read once per element; or through a broadcast (a norm's mean at
-      // every column), each read folding again, when the fold is short.
+      // every column) or a gather, each read folding again, when the fold
+      // is short.
       AffineMap gm = g.getMatchingIndexingMap(o);
-      std::optional<int64_t> n = reducedExtent(r);
-      if (!gm.isPermutation() && !(dimsOrZeros(gm) && n && *n <= kMaxRefolded))
+      std::optional<int64_t> n = reducedExtent(c.r);
+      bool shortFold = n && *n <= kMaxRefolded;
+      if (!(gm.isPermutation() || (dimsOrZeros(gm) && shortFold)) ||
+          (!c.gathers.empty() && !shortFold))
         continue;
-      if (llvm::any_of(r.getBody()->getOperations(),
-                       [](Operation &op) { return op.getNumRegions() || isa<linalg::IndexOp>(op); }))
-        continue;
-      return o;
+      return c;
     }
-    return nullptr;
+    return std::nullopt;
   }
 
   LogicalResult matchAndRewrite(linalg::GenericOp g, PatternRewriter &rw) const override {
     if (!elementwise(g) || g.hasPureBufferSemantics())
       return failure();
-    OpOperand *use = candidate(g);
-    if (!use)
+    std::optional<Candidate> found = candidate(g);
+    if (!found)
       return failure();
-    auto r = use->get().getDefiningOp<linalg::GenericOp>();
+    Candidate &c = *found;
+    linalg::GenericOp r = c.r;
+    OpOperand *use = c.use;
     Location loc = g.getLoc();
     AffineMap gm = g.getMatchingIndexingMap(use);
     AffineMap om = r.getMatchingIndexingMap(r.getDpsInitOperand(0));
@@ -222,6 +306,18 @@ struct InlineReduction : OpRewritePattern<linalg::GenericOp> {
         extent = tensor::DimOp::create(rw, loc, partials, q);
     if (!extent)
       return failure();
+    // Through a reshape: the sizes of what g reads (the shape's elements)
+    // and of the reduction's result, outside the body.
+    SmallVector<Value> readSizes, resultSizes;
+    if (c.reshape) {
+      readSizes.assign(c.shape.getElements().begin(), c.shape.getElements().end());
+      auto rt = cast<RankedTensorType>(r->getResult(0).getType());
+      for (int64_t d = 0; d < rt.getRank(); ++d)
+        resultSizes.push_back(rt.isDynamicDim(d)
+                                  ? tensor::DimOp::create(rw, loc, init, d).getResult()
+                                  : arith::ConstantIndexOp::create(rw, loc, rt.getDimSize(d))
+                                        .getResult());
+    }
     Value initValue;
     if (auto fill = init.getDefiningOp<linalg::FillOp>())
       initValue = fill.getDpsInputOperand(0)->get();
@@ -232,7 +328,11 @@ struct InlineReduction : OpRewritePattern<linalg::GenericOp> {
         inputs.push_back(o->get());
         maps.push_back(g.getMatchingIndexingMap(o));
       }
-    if (!initValue) {
+    bool initRead = !initValue;
+    if (initRead) {
+      // The element's own init, read at the reduction's result index.
+      if (c.reshape || !c.gathers.empty())
+        return failure();
       inputs.push_back(init);
       maps.push_back(gm);
     }
@@ -242,54 +342,82 @@ struct InlineReduction : OpRewritePattern<linalg::GenericOp> {
     auto fused = linalg::GenericOp::create(
         rw, loc, g.getResultTypes(), inputs, g.getDpsInits(), maps, g.getIteratorTypesArray(),
         [&](OpBuilder &b, Location l, ValueRange args) {
-          // The reduction's loop indices at this point: its parallel dims
-          // from the consumer's (the element the consumer reads), the
-          // reduced one the loop's.
-          SmallVector<Value> at(r.getNumLoops());
-          for (auto [i, e] : llvm::enumerate(om.getResults())) {
-            if (!isa<AffineDimExpr>(e))
-              continue; // a size-1 dim of the result (a keepdims mean)
-            Value v;
-            if (auto d = dyn_cast<AffineDimExpr>(gm.getResult(i)))
-              v = linalg::IndexOp::create(b, l, d.getPosition());
-            else // a broadcast size-1 dim
-              v = arith::ConstantIndexOp::create(b, l, 0);
-            at[cast<AffineDimExpr>(e).getPosition()] = v;
-          }
-          Value acc0 = initValue ? initValue : args[inputs.size() - 1];
           Value zero = arith::ConstantIndexOp::create(b, l, 0),
                 one = arith::ConstantIndexOp::create(b, l, 1);
-          auto loop = scf::ForOp::create(
-              b, l, zero, extent, one, ValueRange{acc0},
-              [&](OpBuilder &fb, Location fl, Value j, ValueRange acc) {
-                at[red] = j;
-                SmallVector<Value> coords;
-                for (AffineExpr e : pm.getResults())
-                  coords.push_back(at[cast<AffineDimExpr>(e).getPosition()]);
-                IRMapping m;
-                m.map(r.getBody()->getArgument(0),
-                      tensor::ExtractOp::create(fb, fl, partials, coords).getResult());
-                m.map(r.getBody()->getArgument(1), acc[0]);
-                for (Operation &op : r.getBody()->without_terminator())
-                  fb.clone(op, m);
-                scf::YieldOp::create(
-                    fb, fl, m.lookup(r.getBody()->getTerminator()->getOperand(0)));
-              });
+          // The fold of the element at `at` (an index of what g reads).
+          auto foldAt = [&](SmallVector<Value> at) -> Value {
+            if (c.reshape) { // the same row-major position in the result
+              Value pos = zero;
+              for (auto [i, size] : llvm::zip_equal(at, readSizes))
+                pos = arith::AddIOp::create(b, l, arith::MulIOp::create(b, l, pos, size), i);
+              SmallVector<Value> res(resultSizes.size());
+              for (int64_t d = resultSizes.size() - 1; d >= 0; --d) {
+                res[d] = arith::RemUIOp::create(b, l, pos, resultSizes[d]);
+                pos = arith::DivUIOp::create(b, l, pos, resultSizes[d]);
+              }
+              at = res;
+            }
+            // The reduction's loop indices: its parallel dims from the
+            // element's index, the reduced one the loop's.
+            SmallVector<Value> loops(r.getNumLoops());
+            for (auto [i, e] : llvm::enumerate(om.getResults()))
+              if (auto d = dyn_cast<AffineDimExpr>(e))
+                loops[d.getPosition()] = at[i];
+            Value acc0 = initValue ? initValue : args[inputs.size() - 1];
+            auto loop = scf::ForOp::create(
+                b, l, zero, extent, one, ValueRange{acc0},
+                [&](OpBuilder &fb, Location fl, Value j, ValueRange acc) {
+                  loops[red] = j;
+                  SmallVector<Value> coords;
+                  for (AffineExpr e : pm.getResults())
+                    coords.push_back(loops[cast<AffineDimExpr>(e).getPosition()]);
+                  IRMapping m;
+                  m.map(r.getBody()->getArgument(0),
+                        tensor::ExtractOp::create(fb, fl, partials, coords).getResult());
+                  m.map(r.getBody()->getArgument(1), acc[0]);
+                  for (Operation &op : r.getBody()->without_terminator())
+                    fb.clone(op, m);
+                  scf::YieldOp::create(
+                      fb, fl, m.lookup(r.getBody()->getTerminator()->getOperand(0)));
+                });
+            return loop.getResult(0);
+          };
+          // The element g reads as its input: at g's index through its map.
+          SmallVector<Value> at;
+          for (AffineExpr e : gm.getResults())
+            at.push_back(isa<AffineDimExpr>(e)
+                             ? linalg::IndexOp::create(b, l, cast<AffineDimExpr>(e).getPosition())
+                                   .getResult()
+                             : zero); // a broadcast size-1 dim
+          Value direct = foldAt(at);
           IRMapping m;
           unsigned next = 0;
           for (unsigned a = 0; a < g.getNumDpsInputs(); ++a)
-            m.map(g.getBody()->getArgument(a), a == useArg ? loop.getResult(0) : args[next++]);
+            m.map(g.getBody()->getArgument(a), a == useArg ? direct : args[next++]);
           for (unsigned o = 0; o < g.getNumDpsInits(); ++o)
             m.map(g.getBody()->getArgument(g.getNumDpsInputs() + o), args[inputs.size() + o]);
-          for (Operation &op : g.getBody()->without_terminator())
+          for (Operation &op : g.getBody()->without_terminator()) {
+            auto x = dyn_cast<tensor::ExtractOp>(op);
+            if (x && llvm::is_contained(c.gathers, x)) {
+              SmallVector<Value> idx;
+              for (Value v : x.getIndices())
+                idx.push_back(m.lookupOrDefault(v));
+              m.map(x.getResult(), foldAt(idx));
+              continue;
+            }
             b.clone(op, m);
+          }
           SmallVector<Value> yields;
           for (Value v : g.getBody()->getTerminator()->getOperands())
             yields.push_back(m.lookupOrDefault(v));
           linalg::YieldOp::create(b, l, yields);
         });
     fused->setDiscardableAttrs(g->getDiscardableAttrDictionary());
+    for (tensor::DimOp d : c.dims)
+      rw.replaceOp(d, c.shape.getElements()[*d.getConstantIndex()]);
     rw.replaceOp(g, fused.getResults());
+    if (c.reshape)
+      rw.eraseOp(c.reshape);
     rw.eraseOp(r);
     return success();
   }

@@ -392,3 +392,116 @@ func.func @costly_partials(%x: tensor<?x8xf32>) -> tensor<?x2xf32> {
   } -> tensor<?x2xf32>
   return %r : tensor<?x2xf32>
 }
+
+// -----
+
+// A q projection's chunk combine (2 partials), reshaped to [T, 2 heads, 4]
+// (tensor.reshape with the exporters' from_elements sizes) and read by a
+// RoPE-like consumer twice: as its input, transposed to [2, T, 4], and by a
+// gather of the rotated element in its body. Both reads fold the partials
+// in chunk order again, at the reshape's row-major position in [T, 8]
+// (t·8 + h·4 + d, divided back by 8); the gather's fold replaces the
+// extract. The reshape's size (a tensor.dim of it) is read from its shape
+// operand; the combine and the reshape are gone.
+// CHECK-LABEL: func.func @rope_combine
+// CHECK-NOT: tensor.reshape
+// CHECK: linalg.generic {{.*}} ins(%arg1 : tensor<2x?x4xf32>)
+// CHECK: %[[T:.*]] = linalg.index 1
+// CHECK: %[[H:.*]] = linalg.index 0
+// CHECK: %[[D:.*]] = linalg.index 2
+// CHECK: %[[TH:.*]] = arith.muli %[[T]], %c2
+// CHECK: %[[TH2:.*]] = arith.addi %[[TH]], %[[H]]
+// CHECK: %[[TH4:.*]] = arith.muli %[[TH2]], %c4
+// CHECK: %[[POS:.*]] = arith.addi %[[TH4]], %[[D]]
+// CHECK: %[[COL:.*]] = arith.remui %[[POS]], %c8
+// CHECK: %[[ROW0:.*]] = arith.divui %[[POS]], %c8
+// CHECK: %[[ROW:.*]] = arith.remui %[[ROW0]], %arg2
+// CHECK: %[[Q:.*]] = scf.for %[[J:.*]] = %c0 to %c2 step %c1 iter_args(%[[ACC:.*]] = %cst)
+// CHECK-NEXT: %[[P:.*]] = tensor.extract %arg0[%[[ROW]], %[[J]], %[[COL]]]
+// CHECK-NEXT: arith.addf %[[ACC]], %[[P]]
+// CHECK: arith.xori
+// CHECK: %[[R:.*]] = scf.for
+// CHECK: tensor.extract %arg0
+// CHECK: %[[M:.*]] = arith.mulf %[[Q]], %in
+// CHECK: arith.subf %[[M]], %[[R]]
+// CHECK-NOT: linalg.generic
+// CHECK: return %{{.*}}, %c2 :
+#p3 = affine_map<(t, j, n) -> (t, j, n)>
+#c3 = affine_map<(t, j, n) -> (t, n)>
+#tr = affine_map<(h, t, d) -> (t, h, d)>
+#id3 = affine_map<(h, t, d) -> (h, t, d)>
+func.func @rope_combine(%part: tensor<?x2x8xf32>, %cos: tensor<2x?x4xf32>, %t: index)
+    -> (tensor<2x?x4xf32>, index) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty(%t) : tensor<?x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %q = linalg.generic {indexing_maps = [#p3, #c3], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%part : tensor<?x2x8xf32>) outs(%f : tensor<?x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<?x8xf32>
+  %shape = tensor.from_elements %t, %c2, %c4 : tensor<3xindex>
+  %q3 = tensor.reshape %q(%shape) : (tensor<?x8xf32>, tensor<3xindex>) -> tensor<?x2x4xf32>
+  %n = tensor.dim %q3, %c1 : tensor<?x2x4xf32>
+  %out = tensor.empty(%t) : tensor<2x?x4xf32>
+  %y = linalg.generic {indexing_maps = [#tr, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%q3, %cos : tensor<?x2x4xf32>, tensor<2x?x4xf32>) outs(%out : tensor<2x?x4xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %h = linalg.index 0 : index
+    %tt = linalg.index 1 : index
+    %d = linalg.index 2 : index
+    %r = arith.xori %d, %c1 : index
+    %b = tensor.extract %q3[%tt, %h, %r] : tensor<?x2x4xf32>
+    %m = arith.mulf %a, %c : f32
+    %s = arith.subf %m, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<2x?x4xf32>
+  return %y, %n : tensor<2x?x4xf32>, index
+}
+
+// -----
+
+// v's chunk combine, reshaped to [T, 2, 4] and transposed to [2, T, 4]
+// (the KV cache's layout), the transpose read twice (by attention and as a
+// step output): the transpose becomes a generic and the combine folds into
+// it, once per element (its consumer, reading the transpose that has
+// another use, stays apart).
+// CHECK-LABEL: func.func @v_combine
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: "reduction"
+// CHECK: %[[VT:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x?x4xf32>)
+// CHECK: scf.for
+// CHECK: tensor.extract %arg0
+// CHECK: linalg.generic {{.*}} ins(%[[VT]] : tensor<2x?x4xf32>)
+// CHECK: return %[[VT]], 
+#p3 = affine_map<(t, j, n) -> (t, j, n)>
+#c3 = affine_map<(t, j, n) -> (t, n)>
+#id3 = affine_map<(h, t, d) -> (h, t, d)>
+func.func @v_combine(%part: tensor<?x2x8xf32>, %t: index) -> (tensor<2x?x4xf32>, tensor<2x?x4xf32>) {
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty(%t) : tensor<?x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %v = linalg.generic {indexing_maps = [#p3, #c3], iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%part : tensor<?x2x8xf32>) outs(%f : tensor<?x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<?x8xf32>
+  %shape = tensor.from_elements %t, %c2, %c4 : tensor<3xindex>
+  %v3 = tensor.reshape %v(%shape) : (tensor<?x8xf32>, tensor<3xindex>) -> tensor<?x2x4xf32>
+  %out = tensor.empty(%t) : tensor<2x?x4xf32>
+  %vt = linalg.transpose ins(%v3 : tensor<?x2x4xf32>) outs(%out : tensor<2x?x4xf32>) permutation = [1, 0, 2]
+  %w = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%vt : tensor<2x?x4xf32>) outs(%out : tensor<2x?x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.mulf %a, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<2x?x4xf32>
+  return %vt, %w : tensor<2x?x4xf32>, tensor<2x?x4xf32>
+}

@@ -3,8 +3,10 @@
 #   bench.tar.xz   bench/gpu/prepare.py (directory renamed bench)
 #   bundle.tar.xz  scripts/gpu-prepare of all 66 models
 # run19: 8d0c10e (2026-12-05); run20: the contractions that read one input
-# in one launch (lockstep-group-contractions, lockstep-tile-contractions).
-# commands.sh ab A B     A's and B's llama1b served at 1, 8 and 64 requests,
+# in one launch (lockstep-group-contractions, lockstep-tile-contractions);
+# run21: run20 and q's, k's and v's chunk combines folded into their RoPE and
+# transpose (lockstep-fuse-elementwise).
+# commands.sh ab A B... each run's llama1b served at 1, 8 and 64 requests,
 #                        alternately, two rounds (the events profile of B's
 #                        decode steps at 1 and 64 requests between them)
 # commands.sh speed RUN  bench/gpu/run.py --only $ONLY (default
@@ -31,13 +33,14 @@ bits)
   (cd "$OUT" && tar czf logs-all.tgz logs-all && rm -rf logs-all)
   ;;
 ab)
-  # A's and B's llama1b (default segments), alternately, two rounds.
+  # Each run's llama1b (default segments), in turn, two rounds; the last
+  # run profiled between them.
   model
-  A=$2; B=$3
-  for x in $A $B; do mkdir -p /tmp/lsb-$x; [ -f /tmp/lsb-$x/bench/llama1b.lsa ] || tar xJf gpu-bundle/$x/bench.tar.xz -C /tmp/lsb-$x; done
+  shift; runs="$*"; B=${@: -1}
+  for x in $runs; do mkdir -p /tmp/lsb-$x; [ -f /tmp/lsb-$x/bench/llama1b.lsa ] || tar xJf gpu-bundle/$x/bench.tar.xz -C /tmp/lsb-$x; done
   ab_round() {
   for round in $ROUND; do
-      for x in $A $B; do
+      for x in $runs; do
         d=/tmp/lsb-$x/bench
         for c in 1 8 64; do
           y=$(timeout 120 $d/lockstep-run bench $d/llama1b.lsa --device cuda --only batched \

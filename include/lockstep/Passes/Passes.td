@@ -433,7 +433,16 @@ def FuseElementwise : Pass<"lockstep-fuse-elementwise", "mlir::func::FuncOp"> {
     stored; the fold is the same ops in the same order. A reduction read
     through a broadcast (a norm's mean, at every column) is folded again at
     each read, so only when it folds at most 32 elements (a norm's combine
-    of 8 chunk partials).
+    of 8 chunk partials). So is one that the consumer also gathers from
+    with `tensor.extract` in its body (RoPE's rotate-half of the q and k
+    projections), each gathered element folded again. The reduction may
+    reach the consumer through a `tensor.reshape` with `tensor.from_elements`
+    sizes (the exporters' [1, T, H·D] -> [1, T, H, D]): an element of the
+    reshape is the element at the same row-major position of its source,
+    and the reshape's `tensor.dim`s are read from its sizes. A transpose of
+    such a reduction (v's, into the KV cache's layout) becomes a generic,
+    so the combine folds into it: q's, k's and v's chunk combines are no
+    kernels of their own.
 
     Example: `%a = generic {x * y}` used once by `%b = generic {a + z}`
     becomes one `generic {(x * y) + z}`.
