@@ -63,7 +63,7 @@ ab)
   echo "events rc=$?" >> "$OUT/events-decode64.log"; grep -A3 "^cuda profile" "$OUT/events-decode64.log" | cut -c1-300
   grep -E "layers.5/" "$OUT/events-decode64.log" | head -30 | cut -c1-200
   grep "^batched" "$OUT/events-decode64.log"
-  ROUND=2 ab_round
+  [ "${ROUNDS:-2}" = 2 ] && ROUND=2 ab_round
   ;;
 speed)
   model
