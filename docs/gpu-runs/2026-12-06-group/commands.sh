@@ -6,6 +6,8 @@
 # in one launch (lockstep-group-contractions, lockstep-tile-contractions);
 # run21: run20 and q's, k's and v's chunk combines folded into their RoPE and
 # transpose (lockstep-fuse-elementwise).
+# Status at the end of 2026-12-06: not run yet (no device machine could be
+# started that day); both bundles stay under gpu-bundle/ (ignored).
 # commands.sh ab A B... each run's llama1b served at 1, 8 and 64 requests,
 #                        alternately, two rounds (the events profile of B's
 #                        decode steps at 1 and 64 requests between them)
