@@ -6,8 +6,10 @@
 # in one launch (lockstep-group-contractions, lockstep-tile-contractions);
 # run21: run20 and q's, k's and v's chunk combines folded into their RoPE and
 # transpose (lockstep-fuse-elementwise).
-# Status at the end of 2026-12-06: not run yet (no device machine could be
-# started that day); both bundles stay under gpu-bundle/ (ignored).
+# Run on 2026-12-06: only `BITS_TIMEOUT=250 commands.sh bits run21` (an H100;
+# 537 passed, 0 failed: run21/bits-all.log), the device's first start after
+# eleven refused tries, with too little device time left for `ab` or `speed`;
+# both bundles stay under gpu-bundle/ (ignored) for the next session.
 # commands.sh ab A B... each run's llama1b served at 1, 8 and 64 requests,
 #                        alternately, two rounds (the events profile of B's
 #                        decode steps at 1 and 64 requests between them)
