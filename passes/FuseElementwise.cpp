@@ -109,6 +109,41 @@ struct ExtractThroughTranspose : OpRewritePattern<tensor::ExtractOp> {
   }
 };
 
+/// Whether every result of `m` is a distinct dim or the constant 0 (a
+/// broadcast of a size-1 dim).
+bool dimsOrZeros(AffineMap m) {
+  llvm::SmallDenseSet<unsigned> seen;
+  for (AffineExpr e : m.getResults()) {
+    if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+      if (c.getValue() != 0)
+        return false;
+    } else if (auto d = dyn_cast<AffineDimExpr>(e)) {
+      if (!seen.insert(d.getPosition()).second)
+        return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// The reduction behind `v`, when a generic of one input and one init,
+/// one reduction loop, on tensors, writing each of its elements once and
+/// reading its input through a projected permutation, with a body of
+/// plain ops.
+linalg::GenericOp reductionOf(Value v) {
+  auto r = v.getDefiningOp<linalg::GenericOp>();
+  if (!r || r.getNumDpsInputs() != 1 || r.getNumDpsInits() != 1 ||
+      r.getNumReductionLoops() != 1 || r.hasPureBufferSemantics() ||
+      !dimsOrZeros(r.getMatchingIndexingMap(r.getDpsInitOperand(0))) ||
+      !r.getMatchingIndexingMap(r.getDpsInputOperand(0)).isProjectedPermutation())
+    return nullptr;
+  if (llvm::any_of(r.getBody()->getOperations(),
+                   [](Operation &op) { return op.getNumRegions() || isa<linalg::IndexOp>(op); }))
+    return nullptr;
+  return r;
+}
+
 /// Whether `t` transposes a reduction's result (directly or through a
 /// tensor.reshape) that it alone reads: a projection's chunk combine,
 /// which InlineReduction folds into the transpose once it is a generic.
@@ -121,12 +156,8 @@ bool readsCombine(linalg::TransposeOp t) {
         }))
       return false;
     v = reshape.getSource();
-  } else if (!v.hasOneUse()) {
-    return false;
   }
-  auto r = v.getDefiningOp<linalg::GenericOp>();
-  return r && v.hasOneUse() && r.getNumDpsInputs() == 1 && r.getNumDpsInits() == 1 &&
-         r.getNumReductionLoops() == 1 && !r.hasPureBufferSemantics();
+  return v.hasOneUse() && reductionOf(v);
 }
 
 /// A transpose used once, as an input of an elementwise generic, becomes a
@@ -191,23 +222,6 @@ struct InlineReduction : OpRewritePattern<linalg::GenericOp> {
     return std::nullopt;
   }
 
-  /// Whether every result of `m` is a distinct dim or the constant 0 (a
-  /// broadcast of a size-1 dim).
-  static bool dimsOrZeros(AffineMap m) {
-    llvm::SmallDenseSet<unsigned> seen;
-    for (AffineExpr e : m.getResults()) {
-      if (auto c = dyn_cast<AffineConstantExpr>(e)) {
-        if (c.getValue() != 0)
-          return false;
-      } else if (auto d = dyn_cast<AffineDimExpr>(e)) {
-        if (!seen.insert(d.getPosition()).second)
-          return false;
-      } else {
-        return false;
-      }
-    }
-    return true;
-  }
 
   /// A reduction the consumer folds in its body, with how it reads it.
   struct Candidate {
@@ -219,22 +233,6 @@ struct InlineReduction : OpRewritePattern<linalg::GenericOp> {
     SmallVector<tensor::DimOp> dims;  // of the reshape, anywhere
   };
 
-  /// The reduction behind `v`, when a generic of one input and one init,
-  /// one reduction loop, on tensors, writing each of its elements once and
-  /// reading its input through a projected permutation, with a body of
-  /// plain ops.
-  static linalg::GenericOp reductionOf(Value v) {
-    auto r = v.getDefiningOp<linalg::GenericOp>();
-    if (!r || r.getNumDpsInputs() != 1 || r.getNumDpsInits() != 1 ||
-        r.getNumReductionLoops() != 1 || r.hasPureBufferSemantics() ||
-        !dimsOrZeros(r.getMatchingIndexingMap(r.getDpsInitOperand(0))) ||
-        !r.getMatchingIndexingMap(r.getDpsInputOperand(0)).isProjectedPermutation())
-      return nullptr;
-    if (llvm::any_of(r.getBody()->getOperations(),
-                     [](Operation &op) { return op.getNumRegions() || isa<linalg::IndexOp>(op); }))
-      return nullptr;
-    return r;
-  }
 
   static std::optional<Candidate> candidate(linalg::GenericOp g) {
     for (OpOperand *o : g.getDpsInputOperands()) {
@@ -248,8 +246,7 @@ struct InlineReduction : OpRewritePattern<linalg::GenericOp> {
           continue;
       }
       c.r = reductionOf(c.reshape ? c.reshape.getSource() : v);
-      if (!c.r || (!c.reshape && !c.r->hasOneUse() &&
-                   !llvm::all_of(c.r->getUsers(), [&](Operation *u) { return u == g; })))
+      if (!c.r)
         continue;
       // Every use of v: this operand, gathers in g's body, sizes of a reshape.
       bool plain = true;

@@ -43,30 +43,19 @@ bool same(Value a, Value b) {
   return false;
 }
 
-/// A contraction on tensors whose first input reads its rows and every
-/// batch dim: siblings with the same first input and map then have the
-/// same rows and batch points.
+/// A contraction on tensors.
 std::optional<lockstep::Contraction> match(Operation *op) {
   auto g = dyn_cast<linalg::GenericOp>(op);
-  if (!g || !g.hasPureTensorSemantics() || g.getNumDpsInputs() != 2 || g.getNumDpsInits() != 1)
+  if (!g || !g.hasPureTensorSemantics())
     return std::nullopt;
-  std::optional<lockstep::Contraction> c = lockstep::matchContraction(g);
-  if (!c)
-    return std::nullopt;
-  AffineMap map = g.getMatchingIndexingMap(g.getDpsInputOperand(0));
-  for (unsigned d : c->batch)
-    if (!lockstep::readsDim(map, d))
-      return std::nullopt;
-  return c;
+  return lockstep::matchContraction(g);
 }
 
+/// Siblings: the same first input (see `same`), rows and k.
 bool siblings(const lockstep::Contraction &a, const lockstep::Contraction &b) {
   linalg::GenericOp ga = a.op, gb = b.op;
-  OpOperand *xa = ga.getDpsInputOperand(0), *xb = gb.getDpsInputOperand(0);
-  return same(xa->get(), xb->get()) &&
-         ga.getMatchingIndexingMap(xa) == gb.getMatchingIndexingMap(xb) &&
-         ga.getNumLoops() == gb.getNumLoops() && a.m == b.m && a.k == b.k &&
-         a.batch == b.batch && a.length == b.length;
+  return same(ga.getDpsInputOperand(0)->get(), gb.getDpsInputOperand(0)->get()) &&
+         lockstep::sameRowsAndK(a, b);
 }
 
 struct GroupContractionsPass

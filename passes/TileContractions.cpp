@@ -51,17 +51,9 @@ std::optional<Contraction> match(linalg::GenericOp op) {
   return c;
 }
 
-/// Whether `b` may join a launch with the contractions of `group` (see
-/// lockstep::buildContractionGroupLaunch): the same first input through
-/// the same map, which reads every dim but n and k; the same loops, k and
-/// kind of second input; and no member reads or writes what another
-/// writes.
-/// The value of input `i` (output `i`) of `g`.
+/// The value of input `i` (the output) of `g`, and input `i`'s map.
 Value input(linalg::GenericOp g, unsigned i) { return g.getDpsInputOperand(i)->get(); }
 Value output(linalg::GenericOp g) { return g.getDpsInitOperand(0)->get(); }
-AffineMap inputMap(linalg::GenericOp g, unsigned i) {
-  return g.getMatchingIndexingMap(g.getDpsInputOperand(i));
-}
 
 /// Whether `b` may join a launch with the contractions of `group` (see
 /// lockstep::buildContractionGroupLaunch): the same first input through
@@ -70,14 +62,9 @@ AffineMap inputMap(linalg::GenericOp g, unsigned i) {
 /// writes.
 bool joins(ArrayRef<Contraction> group, const Contraction &b) {
   const Contraction &a = group.front();
-  AffineMap map = inputMap(a.op, 0);
   if (a.op->getBlock() != b.op->getBlock() || input(a.op, 0) != input(b.op, 0) ||
-      map != inputMap(b.op, 0) || a.m != b.m || a.n != b.n || a.k != b.k || a.batch != b.batch || a.length != b.length ||
-      a.bKFastest != b.bKFastest)
+      !lockstep::sameRowsAndK(a, b) || a.n != b.n || a.bKFastest != b.bKFastest)
     return false;
-  for (unsigned d : a.batch)
-    if (!lockstep::readsDim(map, d))
-      return false;
   auto element = [](Value v) { return cast<MemRefType>(v.getType()).getElementType(); };
   if (element(input(a.op, 1)) != element(input(b.op, 1)) ||
       element(output(a.op)) != element(output(b.op)))

@@ -214,6 +214,15 @@ std::optional<lockstep::Contraction> lockstep::matchContraction(linalg::GenericO
   return c;
 }
 
+bool lockstep::sameRowsAndK(const Contraction &a, const Contraction &b) {
+  linalg::GenericOp ga = a.op, gb = b.op;
+  AffineMap map = ga.getMatchingIndexingMap(ga.getDpsInputOperand(0));
+  if (map != gb.getMatchingIndexingMap(gb.getDpsInputOperand(0)) || a.m != b.m || a.k != b.k ||
+      a.batch != b.batch || a.length != b.length)
+    return false;
+  return llvm::all_of(a.batch, [&](unsigned d) { return readsDim(map, d); });
+}
+
 SmallVector<Value> lockstep::indicesOf(OpBuilder &b, Location loc, AffineMap map,
                                        ArrayRef<Value> dims) {
   SmallVector<Value> idx;

@@ -50,6 +50,12 @@ struct Contraction {
 /// with an input. Otherwise nullopt.
 std::optional<Contraction> matchContraction(mlir::linalg::GenericOp op);
 
+/// Whether `a` and `b` read their first inputs through the same map, which
+/// reads every dim of theirs but n and k (the rows and the batch dims), with
+/// the same m, k, batch dims and length: given the same first input, the
+/// same rows, batch points and k (siblings that one launch can serve).
+bool sameRowsAndK(const Contraction &a, const Contraction &b);
+
 /// The buffer a memref value is a view of (through views and casts).
 mlir::Value rootOf(mlir::Value v);
 
