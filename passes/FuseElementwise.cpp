@@ -67,15 +67,46 @@ bool cheap(Operation *op) {
   return g && g.getBody()->getOperations().size() <= kMaxOpsInFold + 1;
 }
 
+/// Whether fusing the producer of `use` into its owner keeps every element
+/// of the fused op's results written once. A producer whose body reads its
+/// init (a chunked sum's tail added into its combine, `out + in`) keeps that
+/// result in the fused op, its init indexed at the consumer's loops through
+/// the consumer's map of `use`: a broadcast one (an embedding gather over
+/// the hidden dim of a row's position) makes the fused op, its loops all
+/// parallel, read and write one element at many iterations, each reading
+/// what the last wrote (the CPU's loops added the tail 64 times).
+bool initsStayInjective(OpOperand *use) {
+  auto producer = use->get().getDefiningOp<linalg::GenericOp>();
+  auto consumer = dyn_cast<linalg::GenericOp>(use->getOwner());
+  if (!producer || !consumer)
+    return false;
+  AffineMap inverse = inversePermutation(
+      producer.getIndexingMapMatchingResult(cast<OpResult>(use->get())));
+  if (!inverse)
+    return false;
+  AffineMap consumerMap = consumer.getMatchingIndexingMap(use);
+  for (int i : linalg::getPreservedProducerResults(producer, consumer, use)) {
+    OpOperand *init = producer.getDpsInitOperand(i);
+    if (!producer.payloadUsesValueFromOperand(init))
+      continue;
+    AffineMap fused = producer.getMatchingIndexingMap(init).compose(inverse).compose(consumerMap);
+    if (!fused.isPermutation())
+      return false;
+  }
+  return true;
+}
+
 /// Whether the producer of `use` fuses into its owner: an elementwise op
 /// used once, into an elementwise op, or, when cheap, into a reduction of
 /// one input (a contraction, two inputs, reads stored operands in its tiled
-/// kernels).
+/// kernels), unless an init it reads would be read and written at several
+/// of the fused op's iterations.
 bool fusable(OpOperand *use) {
   Operation *producer = use->get().getDefiningOp();
   Operation *consumer = use->getOwner();
   return elementwise(producer) && producer->hasOneUse() &&
-         (elementwise(consumer) || (plainReduction(consumer) && cheap(producer)));
+         (elementwise(consumer) || (plainReduction(consumer) && cheap(producer))) &&
+         initsStayInjective(use);
 }
 
 /// An expand_shape of a cheap elementwise op's only result, read only by

@@ -134,7 +134,7 @@ lockstep::buildCPUCodegenPipeline(mlir::OpPassManager &pm,
   // Upstream passes are named by their pipeline text, which is stable across
   // MLIR versions where their C++ constructors are not.
   std::string pipeline =
-      "func.func(" + linalgPassText(options) + ", lockstep-expand-math, lockstep-outputs-to-args),"
+      "func.func(" + linalgPassText(options) + ", lockstep-expand-math, lockstep-fuse-elementwise, lockstep-outputs-to-args),"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,"

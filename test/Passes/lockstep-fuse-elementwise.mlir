@@ -177,6 +177,63 @@ func.func @rope(%y: tensor<1x?x2x4xf32>, %cos: tensor<1x1x?x4xf32>, %sin: tensor
 
 // -----
 
+// A producer reading its init (a chunked sum's tail added into its combine,
+// `out + in`) keeps that result in the fused op, its init indexed through
+// the consumer's map of it. Read through a broadcast (a row's position at
+// every hidden column), the fused op would read and write one element at
+// every column, each reading what the last wrote: not fused. Read at an
+// identity map, each element is read once before it is written: fused.
+// CHECK-LABEL: func.func @reads_init
+// CHECK: %[[T:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<4xf32>) outs(%arg0 : tensor<4xf32>)
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}} ins(%[[T]] : tensor<4xf32>)
+// CHECK: arith.mulf
+// CHECK-NOT: linalg.generic
+// CHECK: return
+// CHECK-LABEL: func.func @reads_init_identity
+// CHECK: %[[F:.*]]:2 = linalg.generic {{.*}} ins(%arg1 : tensor<4xf32>) outs(%arg0, %{{.*}} : tensor<4xf32>, tensor<4xf32>)
+// CHECK: %[[A:.*]] = arith.addf
+// CHECK: arith.mulf %[[A]]
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[F]]#1
+#v = affine_map<(d0) -> (d0)>
+#row = affine_map<(d0, d1) -> (d0)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @reads_init(%comb: tensor<4xf32>, %tail: tensor<4xf32>) -> tensor<4x8xf32> {
+  %t = linalg.generic {indexing_maps = [#v, #v], iterator_types = ["parallel"]}
+      ins(%tail : tensor<4xf32>) outs(%comb : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %y = linalg.generic {indexing_maps = [#row, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%t : tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+func.func @reads_init_identity(%comb: tensor<4xf32>, %tail: tensor<4xf32>) -> tensor<4xf32> {
+  %t = linalg.generic {indexing_maps = [#v, #v], iterator_types = ["parallel"]}
+      ins(%tail : tensor<4xf32>) outs(%comb : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %o, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %y = linalg.generic {indexing_maps = [#v, #v], iterator_types = ["parallel"]}
+      ins(%t : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
 // A projection's chunk combine (folding its 2 chunk partials in chunk
 // order into a fill of 0) used once by the residual add: the add folds the
 // partials itself, in an scf.for over the chunks from 0.0 with the

@@ -398,8 +398,8 @@ def ReductionsInnermost : Pass<"lockstep-reductions-innermost", "mlir::func::Fun
 def FuseElementwise : Pass<"lockstep-fuse-elementwise", "mlir::func::FuncOp"> {
   let summary = "Fuse chains of elementwise linalg ops into one op each";
   let description = [{
-    Runs for `--target=cuda` on tensors, after the canonical reductions and
-    their verification. A `linalg.generic` whose loops are all parallel and
+    Runs on tensors for both targets, after the canonical reductions and
+    their verification (and lockstep-expand-math). A `linalg.generic` whose loops are all parallel and
     whose result has one use, by another such generic, is fused into it
     (upstream's elementwise fusion, limited to these pairs): the chains of
     norm scaling, RoPE, activations and residual adds become one op, so one
