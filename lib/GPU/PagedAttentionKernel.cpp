@@ -7,6 +7,7 @@
 #include "lockstep/GPU/PagedAttentionKernel.h"
 #include "lockstep/Reductions/ChunkStats.h"
 #include "lockstep/Reductions/Chunking.h"
+#include "lockstep/Reductions/PagedKernelIO.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -33,8 +34,6 @@ constexpr int64_t kMaxSlots = 8;
 /// straight-line code and 38 for 16; straight-line code was 7% faster for a
 /// 512-token prefill.
 constexpr int64_t kKeyGroup = 8;
-/// [1, H, T, D] <-> [1, T, H, D].
-constexpr int64_t kSwapHeadsAndTokens[] = {0, 2, 1, 3};
 /// The split form (a warp a chunk, then a warp a pair merging the chunks'
 /// statistics) serves a step of at most this many (pair, chunk) items: its
 /// scratch is (2 + Dv) floats an item, 17 MB for a head of 64.
@@ -72,51 +71,14 @@ public:
   }
 
   void build(SharedRequest &shared) {
-    Operation *def = shared.map ? shared.map.getDefiningOp() : nullptr;
-    bool reuse = def && def->getBlock() == op->getBlock() && def->isBeforeInBlock(op) &&
-                 shared.positions == op.getPositions() && shared.seqStarts == op.getSeqStarts();
-    PagedWrites w = writePagedRows(rw, op, reuse ? shared.map : Value());
-    shared = {w.request, op.getPositions(), op.getSeqStarts()};
-    Value T = tensor::DimOp::create(rw, loc, op.getQuery(), 2);
-    Value bs = tensor::DimOp::create(rw, loc, op.getKeyPool(), 1);
-    Value mb = tensor::DimOp::create(rw, loc, op.getBlockTables(), 1);
-    Value L = arith::MulIOp::create(rw, loc, mb, bs);
-    Value chunks = arith::CeilDivUIOp::create(rw, loc, L, idx(rw, loc, C));
-    in.q = read(op.getQuery());
-    // The key pool as a row-major buffer (the pool arguments are), so that
-    // a lane reads 4 adjacent values of its key row at a time.
     keysByFour = D % 4 == 0;
-    in.keys = read(w.keyPool, /*rowMajor=*/keysByFour);
-    // The value pool as [blocks · bs, Hk, Dv] (row-major, as the pool
-    // arguments are), so that a key's row is one index that one shuffle
-    // hands to every lane.
-    in.values = memref::CollapseShapeOp::create(
-        rw, loc, read(w.valuePool, /*rowMajor=*/true),
-        ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
-    in.positions = read(op.getPositions());
-    in.request = read(w.request);
-    in.tables = read(op.getBlockTables());
-    if (op.getScale())
-      in.scale = read(op.getScale());
-    if (op.getKeyScale())
-      in.keyScale = read(op.getKeyScale());
-    // y as [1, H, T, Dv], or as [1, T, H, Dv] for a transpose that is its
-    // only use.
-    auto rt = cast<RankedTensorType>(op.getResult().getType());
-    if (op->hasOneUse())
-      if (auto tr = dyn_cast<linalg::TransposeOp>(*op->getUsers().begin()))
-        if (tr.getPermutation() == ArrayRef<int64_t>(kSwapHeadsAndTokens) &&
-            tr.getInput() == op.getResult())
-          outTranspose = tr;
-    if (outTranspose)
-      rt = cast<RankedTensorType>(outTranspose.getResult()[0].getType());
-    auto outType = MemRefType::get(rt.getShape(), rt.getElementType());
-    SmallVector<Value> dyn;
-    for (unsigned d = 0; d < rt.getRank(); ++d)
-      if (rt.isDynamicDim(d))
-        dyn.push_back(tensor::DimOp::create(rw, loc, op.getQuery(),
-                                            outTranspose ? kSwapHeadsAndTokens[d] : d));
-    Value out = memref::AllocOp::create(rw, loc, outType, dyn);
+    // The key pool row-major (the pool arguments are) when a lane reads 4
+    // adjacent values of its key row at a time.
+    PagedKernelIO io(rw, op, shared, C, /*keysRowMajor=*/keysByFour);
+    in = io.in;
+    Value T = io.tokens, bs = io.blockSize, L = io.keys, chunks = io.chunks;
+    Value out = io.out;
+    transposed = io.transposed();
     Value pairs = arith::MulIOp::create(rw, loc, T, idx(rw, loc, H));
     Value any = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt, pairs, idx(rw, loc, 0));
     scf::IfOp::create(rw, loc, any, [&](OpBuilder &b, Location l) {
@@ -169,14 +131,7 @@ public:
           });
       scf::YieldOp::create(b, l);
     });
-    Value y = bufferization::ToTensorOp::create(rw, loc, rt, out, /*restrict=*/true,
-                                                /*writable=*/true);
-    if (outTranspose) {
-      rw.replaceOp(outTranspose, y);
-      rw.eraseOp(op);
-    } else {
-      rw.replaceOp(op, y);
-    }
+    io.replace();
   }
 
 private:
@@ -185,23 +140,11 @@ private:
   Location loc;
   int64_t C, H = 0, D = 0, Hk = 0, G = 1, Dv = 0, slots = 1, columns = 1;
   bool keysByFour = false;
-  /// A transpose by [0, 2, 1, 3], the only use of the op: y is stored in
-  /// its layout.
-  linalg::TransposeOp outTranspose;
+  /// y stored as [1, T, H, Dv] (see PagedKernelIO).
+  bool transposed = false;
   StatsBuilder S;
   Value lane;
-  struct {
-    Value q, keys, values, positions, request, tables, scale, keyScale;
-  } in;
-
-  /// A buffer of `t` that the kernel reads (any layout).
-  /// A buffer of `t` that the kernel reads: any layout, or row-major.
-  Value read(Value t, bool rowMajor = false) {
-    auto tt = cast<RankedTensorType>(t.getType());
-    Type type = rowMajor ? MemRefType::get(tt.getShape(), tt.getElementType())
-                         : bufferization::getMemRefTypeWithFullyDynamicLayout(tt);
-    return bufferization::ToBufferOp::create(rw, loc, type, t, /*read_only=*/true);
-  }
+  PagedKernelIO::Buffers in;
 
   Value load(OpBuilder &b, Location l, Value m, ValueRange at) {
     return memref::LoadOp::create(b, l, m, at);
@@ -543,7 +486,7 @@ private:
           Value empty = arith::CmpFOp::create(ib, il, arith::CmpFPredicate::OEQ, lsum, z);
           y = arith::SelectOp::create(ib, il, empty, z, y);
         }
-        if (outTranspose)
+        if (transposed)
           memref::StoreOp::create(ib, il, y, out, ValueRange{zero, p.t, p.h, e});
         else
           memref::StoreOp::create(ib, il, y, out, ValueRange{zero, p.h, p.t, e});

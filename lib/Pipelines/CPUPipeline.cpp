@@ -26,11 +26,14 @@ void lockstep::registerPipelinePasses() {
 std::string lockstep::linalgPassText(const CodegenOptions &options, bool cuda) {
   llvm::StringRef policy = options.reductionPolicy;
   std::string s = "convert-onnx-to-linalg, ";
-  // On a GPU the ragged step's attention is one kernel, op for op the
-  // expansion, unless the policy makes its chunks depend on the batch (the
-  // control then needs the expansion) or plants a violation in it.
-  if (cuda && policy != "adaptive-kv" && !policy.starts_with("plant-"))
-    s += "lockstep-gpu-paged-attention, ";
+  // The ragged step's attention is one GPU kernel, or on the CPU one
+  // parallel loop over vectors of 8 or 16 tokens (AVX2, AVX-512), op for op
+  // the expansion, unless the policy makes its chunks depend on the batch
+  // (the control then needs the expansion) or plants a violation in it.
+  if (policy != "adaptive-kv" && !policy.starts_with("plant-"))
+    s += cuda ? "lockstep-gpu-paged-attention, "
+              : std::string("lockstep-cpu-paged-attention{lanes=") +
+                    (options.cpuLevel == kCpuLevelV4 ? "16" : "8") + "}, ";
   s += "lockstep-canonical-reductions{policy=" + options.reductionPolicy + "}";
   // The verifier runs on the contract and on the planted violations, which
   // it must refuse; the adaptive controls compile without it.

@@ -907,6 +907,53 @@ def GPUPagedAttention : Pass<"lockstep-gpu-paged-attention", "mlir::func::FuncOp
                            "::mlir::bufferization::BufferizationDialect"];
 }
 
+def CpuPagedAttention : Pass<"lockstep-cpu-paged-attention", "mlir::func::FuncOp"> {
+  let summary = "Make each lockstep.paged_attention one parallel CPU loop, op for op its expansion";
+  let description = [{
+    Runs for the CPU target before lockstep-canonical-reductions, on
+    tensors. Each `lockstep.paged_attention` becomes the pool writes of its
+    expansion (each token's request, then its new key and value rows
+    written at its slot) and one `scf.parallel` over (block of `lanes`
+    tokens, query head) reading buffers of those tensors
+    (`bufferization.to_buffer read_only`) and writing a new buffer that
+    becomes the result (`bufferization.to_tensor restrict writable`). A
+    block's tokens are split into runs of one request, whose tokens are the
+    lanes of vectors: per key chunk, each key's dot with every lane's query
+    (over d in order from +0.0), the expansion's scale, soft cap and mask,
+    the chunk's max, exp(x - m_j) and their sum in key order; then lane by
+    lane o_j over the keys in order (value columns as vector lanes) and the
+    expansion's merge. Chunks all of whose keys are masked for a run, and
+    o_j of a lane whose chunk is all masked, are skipped (their merge is an
+    exact no-op). When the result's only use is a `linalg.transpose` by
+    [0, 2, 1, 3], y is stored in that layout and replaces the transpose.
+    See lockstep/CPU/PagedAttentionKernel.h for how each value is the same
+    ops on the same operands, in the same order, as in the expansion with
+    key chunks of `chunk`.
+
+    The ops the GPU kernel refuses are left to the expansion (not f32, a
+    head size over `max-chunk`, keys of one static chunk, a planted
+    violation, ...). The pipeline leaves this pass out under the policies
+    that make attention's chunks depend on the batch and the planted ones.
+  }];
+  let options = [
+    Option<"chunk", "chunk", "int64_t", /*default=*/"64",
+           "Key chunk width (canonical-reductions' dynamic-chunk)">,
+    Option<"maxChunk", "max-chunk", "int64_t", /*default=*/"256",
+           "Longest static reduction folded whole (canonical-reductions' max-chunk)">,
+    Option<"lanes", "lanes", "int64_t", /*default=*/"8",
+           "Tokens computed together (the f32 lanes of a vector register)">,
+  ];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "paged attentions made one parallel loop">,
+    Statistic<"numLeft", "left", "paged attentions left to the expansion">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect", "::mlir::math::MathDialect",
+                           "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
+}
+
 def MapToGPU : Pass<"lockstep-map-to-gpu", "mlir::func::FuncOp"> {
   let summary = "Put every part of a bufferized step that touches data in a gpu.launch";
   let description = [{

@@ -29,13 +29,21 @@ struct StatsBuilder {
   /// only like any other.
   bool skipMasked = true;
 
+  /// `v` of type `elt`: a float, or every lane of a vector (the CPU kernel
+  /// of lockstep.paged_attention builds the same ops on vectors of tokens).
   mlir::Value cst(mlir::OpBuilder &b, mlir::Location l, double v) {
-    return mlir::arith::ConstantOp::create(b, l, elt, b.getFloatAttr(elt, v));
+    mlir::Type scalar = mlir::getElementTypeOrSelf(elt);
+    return constant(b, l, b.getFloatAttr(scalar, v));
   }
   mlir::Value negInf(mlir::OpBuilder &b, mlir::Location l) {
-    auto sem = &llvm::cast<mlir::FloatType>(elt).getFloatSemantics();
-    return mlir::arith::ConstantOp::create(
-        b, l, elt, b.getFloatAttr(elt, llvm::APFloat::getInf(*sem, true)));
+    mlir::Type scalar = mlir::getElementTypeOrSelf(elt);
+    auto sem = &llvm::cast<mlir::FloatType>(scalar).getFloatSemantics();
+    return constant(b, l, b.getFloatAttr(scalar, llvm::APFloat::getInf(*sem, true)));
+  }
+  mlir::Value constant(mlir::OpBuilder &b, mlir::Location l, mlir::FloatAttr a) {
+    if (auto vt = llvm::dyn_cast<mlir::VectorType>(elt))
+      return mlir::arith::ConstantOp::create(b, l, vt, mlir::DenseElementsAttr::get(vt, llvm::ArrayRef<mlir::Attribute>{a}));
+    return mlir::arith::ConstantOp::create(b, l, elt, a);
   }
   mlir::Value isNegInf(mlir::OpBuilder &b, mlir::Location l, mlir::Value v) {
     return mlir::arith::CmpFOp::create(b, l, mlir::arith::CmpFPredicate::OEQ, v,
