@@ -1,6 +1,7 @@
 //===- OutlineParallel.cpp - The lockstep-outline-parallel pass -----------===//
 #include "lockstep/Passes/Passes.h"
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -52,6 +53,26 @@ struct OutlineParallelPass
       return fn;
     fn.erase();
     return it->second;
+  }
+
+  /// Moves the body's static-size stack buffers (memref.alloca without
+  /// operands, as kernels' per-iteration scratch) to the work function's
+  /// entry: lowered in place, each item would grow the stack by its
+  /// buffers (nothing frees an alloca before the function returns), and a
+  /// thread's items run one after another, so one buffer serves them all.
+  /// A fresh alloca's contents are undefined, so reusing it changes no
+  /// defined result; a buffer passed to a terminator (carried to another
+  /// iteration) stays.
+  static void hoistScratch(func::FuncOp fn, Block *entry) {
+    SmallVector<memref::AllocaOp> scratch;
+    fn.walk([&](memref::AllocaOp a) {
+      if (a->getBlock() != entry && a->getNumOperands() == 0 &&
+          llvm::none_of(a->getUsers(),
+                        [](Operation *u) { return u->hasTrait<OpTrait::IsTerminator>(); }))
+        scratch.push_back(a);
+    });
+    for (memref::AllocaOp a : scratch)
+      a->moveBefore(entry, entry->begin());
   }
 
   void outline(scf::ParallelOp p, unsigned id) {
@@ -125,6 +146,7 @@ struct OutlineParallelPass
     }
     b.setInsertionPointToEnd(entry);
     func::ReturnOp::create(b, loc);
+    hoistScratch(fn, entry);
     fn = dedupe(fn);
 
     // The call over all work items.

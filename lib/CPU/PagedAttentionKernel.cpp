@@ -75,11 +75,9 @@ public:
     scf::ParallelOp::create(
         rw, loc, ValueRange{zero, zero}, ValueRange{blocks, idx(rw, loc, Hk)},
         ValueRange{one, one}, [&](OpBuilder &b, Location l, ValueRange iv) {
-          // The scratch buffers live for one iteration.
-          auto scope = memref::AllocaScopeOp::create(b, l, TypeRange{});
-          OpBuilder sb = OpBuilder::atBlockBegin(&scope.getBodyRegion().emplaceBlock());
-          block(sb, iv[0], iv[1], T);
-          memref::AllocaScopeReturnOp::create(sb, l);
+          // Its scratch on the stack (lockstep-outline-parallel gives a
+          // thread's iterations one buffer each).
+          block(b, iv[0], iv[1], T);
           scf::ReduceOp::create(b, l);
         });
     io.replace();

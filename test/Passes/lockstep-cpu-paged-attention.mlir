@@ -35,7 +35,6 @@
 // CHECK: %[[KF:.*]] = memref.collapse_shape %[[KB]] {{\[\[}}0, 1, 2, 3]] : memref<?x?x2x8xf32> into memref<?xf32>
 // CHECK: %[[BLOCKS:.*]] = arith.ceildivui %{{.*}}, %c8
 // CHECK: scf.parallel (%{{.*}}, %{{.*}}) = ({{.*}}) to (%[[BLOCKS]], %c2{{.*}})
-// CHECK: memref.alloca_scope
 // CHECK: memref.alloca() {alignment = 64 : i64} : memref<128xf32>
 // CHECK: memref.alloca() {alignment = 64 : i64} : memref<1024xf32>
 // CHECK: memref.alloca() {alignment = 64 : i64} : memref<128xf32>

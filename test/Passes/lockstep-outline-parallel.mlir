@@ -94,3 +94,30 @@ func.func @two_layers(%a: memref<8xf32>, %b: memref<8xf32>) {
   }
   return
 }
+
+// -----
+
+// A body's stack scratch of static size moves to the work function's entry,
+// before the loop over items: one buffer for all of a thread's items, not
+// one an item. A dynamic one stays in the loop.
+// CHECK-LABEL: func.func private @lockstep_par_0
+// CHECK-NEXT: %[[S:.*]] = memref.alloca() : memref<16xf32>
+// CHECK: scf.for
+// CHECK: memref.alloca(%{{.*}}) : memref<?xf32>
+// CHECK: memref.store %{{.*}}, %[[S]]
+// CHECK-LABEL: func.func @scratch
+func.func @scratch(%a: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    %s = memref.alloca() : memref<16xf32>
+    %d = memref.alloca(%i) : memref<?xf32>
+    %x = memref.load %a[%i] : memref<?xf32>
+    memref.store %x, %s[%c0] : memref<16xf32>
+    memref.store %x, %d[%c0] : memref<?xf32>
+    %y = memref.load %s[%c0] : memref<16xf32>
+    memref.store %y, %a[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}

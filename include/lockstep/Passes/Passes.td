@@ -338,6 +338,10 @@ def OutlineParallel : Pass<"lockstep-outline-parallel", "mlir::ModuleOp"> {
     vectorized); with one parallel dim, an item is one iteration. Values the
     body uses from outside are passed as arguments; constants are cloned in.
     Identical work functions (the same loop in every layer) are made once.
+    Stack buffers of static size in the body (`memref.alloca`, a kernel's
+    per-iteration scratch) move to the work function's entry, so that a
+    thread's items reuse one buffer instead of growing the stack by one an
+    item (an alloca is freed only when its function returns).
 
     lockstep-dispatch-parallel later turns each call into a dispatch to the
     runtime's thread pool. Only parallel dims are split: every output element
