@@ -33,16 +33,10 @@ Value minu(OpBuilder &b, Location l, Value x, Value y) {
   return arith::MinUIOp::create(b, l, x, y);
 }
 
-class Kernel {
+class Kernel : PagedHeads {
 public:
   Kernel(RewriterBase &rw, ls::PagedAttentionOp op, int64_t width, int64_t lanes)
-      : rw(rw), op(op), loc(op.getLoc()), C(width), V(lanes) {
-    auto qt = op.getQuery().getType();
-    H = qt.getDimSize(1);
-    D = qt.getDimSize(3);
-    Hk = op.getKey().getType().getDimSize(1);
-    G = H / Hk;
-    Dv = op.getValue().getType().getDimSize(3);
+      : PagedHeads(op), rw(rw), op(op), loc(op.getLoc()), C(width), V(lanes) {
     for (int64_t w : {V, int64_t(16), int64_t(8), int64_t(4), int64_t(2), int64_t(1)})
       if (w <= V && Dv % w == 0) {
         W = w;
@@ -76,8 +70,11 @@ public:
         rw, loc, ValueRange{zero, zero}, ValueRange{blocks, idx(rw, loc, Hk)},
         ValueRange{one, one}, [&](OpBuilder &b, Location l, ValueRange iv) {
           // Its scratch on the stack (lockstep-outline-parallel gives a
-          // thread's iterations one buffer each).
-          block(b, iv[0], iv[1], T);
+          // thread's iterations one buffer each). The last blocks first:
+          // their tokens see the most keys, and the pool's threads claim
+          // chunks of iterations in order, so the long ones go out first.
+          Value last = arith::SubIOp::create(b, l, blocks, one);
+          block(b, arith::SubIOp::create(b, l, last, iv[0]), iv[1], T);
           scf::ReduceOp::create(b, l);
         });
     io.replace();
@@ -87,7 +84,7 @@ private:
   RewriterBase &rw;
   ls::PagedAttentionOp op;
   Location loc;
-  int64_t C, V, H = 0, D = 0, Hk = 0, G = 1, Dv = 0, W = 1, keyGroup = 1;
+  int64_t C, V, W = 1, keyGroup = 1;
   Type f32;
   VectorType lanesType, colsType;
   PagedKernelIO::Buffers in;

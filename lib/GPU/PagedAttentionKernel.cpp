@@ -55,17 +55,11 @@ bool isF32(Value v) {
   return v && cast<ShapedType>(v.getType()).getElementType().isF32();
 }
 
-class Kernel {
+class Kernel : PagedHeads {
 public:
   Kernel(RewriterBase &rw, ls::PagedAttentionOp op, int64_t width)
-      : rw(rw), op(op), loc(op.getLoc()), C(width),
+      : PagedHeads(op), rw(rw), op(op), loc(op.getLoc()), C(width),
         S{rw, op.getLoc(), rw.getF32Type(), op.getContext()} {
-    auto qt = op.getQuery().getType();
-    H = qt.getDimSize(1);
-    D = qt.getDimSize(3);
-    Hk = op.getKey().getType().getDimSize(1);
-    G = H / Hk;
-    Dv = op.getValue().getType().getDimSize(3);
     slots = ceilDiv(C, kWarp);
     columns = ceilDiv(Dv, kWarp);
   }
@@ -138,7 +132,7 @@ private:
   RewriterBase &rw;
   ls::PagedAttentionOp op;
   Location loc;
-  int64_t C, H = 0, D = 0, Hk = 0, G = 1, Dv = 0, slots = 1, columns = 1;
+  int64_t C, slots = 1, columns = 1;
   bool keysByFour = false;
   /// y stored as [1, T, H, Dv] (see PagedKernelIO).
   bool transposed = false;

@@ -13,6 +13,15 @@ namespace {
 constexpr int64_t kSwapHeadsAndTokens[] = {0, 2, 1, 3};
 } // namespace
 
+PagedHeads::PagedHeads(ls::PagedAttentionOp op) {
+  auto qt = op.getQuery().getType();
+  H = qt.getDimSize(1);
+  D = qt.getDimSize(3);
+  Hk = op.getKey().getType().getDimSize(1);
+  G = H / Hk;
+  Dv = op.getValue().getType().getDimSize(3);
+}
+
 PagedKernelIO::PagedKernelIO(RewriterBase &rw, ls::PagedAttentionOp op, SharedRequest &shared,
                              int64_t width, bool keysRowMajor)
     : rw(rw), op(op), loc(op.getLoc()) {

@@ -6,9 +6,11 @@
 // layer (a 512-token prefill of a 1.25e8-parameter Llama spent about 30%
 // of its time in those loops, half of them on keys past the causal edge).
 // The pools are written first, exactly as the expansion writes them
-// (writePagedRows). Then one iteration a (block of `lanes` tokens, query
-// head): the block's tokens are split into runs of one request (whose keys
-// are the same rows), and a run's tokens are the lanes of vectors:
+// (writePagedRows). Then one iteration a (block of `lanes` tokens, key
+// head), the last blocks first (they see the most keys): the block's tokens
+// are split into runs of one request (whose keys are the same rows), and
+// the G query heads of the key head share each key read. A run of several
+// tokens has its tokens as the lanes of vectors:
 //
 //   - per key chunk j of width C (counted from position 0, the last one
 //     shorter when MB·BS is not a multiple of C), each key's dot with every
@@ -27,6 +29,11 @@
 //     lanes of vectors;
 //   - (m, l, o) merged with the chunk's statistics by the expansion's merge
 //     ops, left to right from (−inf, 0, 0); y = o / l.
+//
+// A run of one token (a decode step's) has its keys as the lanes instead:
+// the rows of `lanes` keys gathered at each d, the same dot, score and mask
+// ops on them, then the chunk's max, exps and sum over the keys in order as
+// scalars, and the same o_j and merge.
 //
 // Chunks whose keys are all masked for every lane of a run (past the last
 // position, or before the first position's window) are skipped, and so is

@@ -22,6 +22,13 @@
 
 namespace lockstep {
 
+/// The op's static sizes, which both kernels need: H query heads over Hk key
+/// heads (G of them a key head), head size D and value size Dv.
+struct PagedHeads {
+  int64_t H = 0, D = 0, Hk = 0, G = 1, Dv = 0;
+  explicit PagedHeads(ls::PagedAttentionOp op);
+};
+
 class PagedKernelIO {
 public:
   /// Builds the pool writes, the buffers and the output at the rewriter's
