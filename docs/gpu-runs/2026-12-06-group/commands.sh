@@ -14,6 +14,8 @@
 # run19 run20 run21` (rounds 2 and 3, appended to ab/ab.log here);
 # `commands.sh summary docs/gpu-runs/2026-12-06-group/ab/ab.log` (here) makes
 # the table of bench/RESULTS.md.
+# run22 (65722af: the fusion fix and lockstep-cpu-paged-attention): only
+# `BITS_TIMEOUT=400 commands.sh bits run22` (537 passed, 0 failed: run22/).
 # commands.sh ab A B... each run's llama1b served at 1, 8 and 64 requests,
 #                        alternately, two rounds (the events profile of B's
 #                        decode steps at 1 and 64 requests between them)
