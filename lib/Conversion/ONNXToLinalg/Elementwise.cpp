@@ -163,18 +163,19 @@ Value intPow(OpBuilder &b, Location loc, Value base, Value exp, bool isUnsigned)
   return arith::SelectOp::create(b, loc, negExp, negResult, r);
 }
 
-/// Whether `v` is an onnx.Constant whose every element is 2 (a float or an
-/// integer).
-bool isConstantTwo(Value v) {
+/// The exponent 2 or 3 when `v` is an onnx.Constant whose every element is
+/// that value (a float or an integer); 0 otherwise.
+int smallConstantExponent(Value v) {
   auto c = v.getDefiningOp<ConstantOp>();
   auto d = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : DenseElementsAttr();
   if (!d || !d.isSplat())
-    return false;
+    return 0;
+  double e = 0;
   if (isa<FloatType>(d.getElementType()))
-    return d.getSplatValue<APFloat>().convertToDouble() == 2.0;
-  if (isa<IntegerType>(d.getElementType()))
-    return d.getSplatValue<APInt>() == 2;
-  return false;
+    e = d.getSplatValue<APFloat>().convertToDouble();
+  else if (isa<IntegerType>(d.getElementType()))
+    e = static_cast<double>(d.getSplatValue<APInt>().getSExtValue());
+  return e == 2.0 || e == 3.0 ? static_cast<int>(e) : 0;
 }
 
 /// Pow over any pair of element types (ONNX allows the exponent's type to
@@ -408,13 +409,18 @@ std::optional<LogicalResult> lockstep::lowerElementwise(Operation *op,
   }
   StringRef kind = op->getName().stripDialect();
   if (auto pow = dyn_cast<PowOp>(op)) {
-    // x^2 of floats (a norm's square) is x·x: the correctly rounded square,
-    // where Lockstep's pow (about 1 ulp) could differ from it, and a product
+    // x^2 of floats (a norm's square) is x·x and x^3 (tanh GELU's cube) is
+    // (x·x)·x, as onnxruntime computes both: the correctly rounded square,
+    // where Lockstep's pow (about 1 ulp) could differ from it, and products
     // rather than a log and an exp.
-    if (isa<FloatType>(s.plainType(pow.getA()).getElementType()) && isConstantTwo(pow.getB()))
+    int small = isa<FloatType>(s.plainType(pow.getA()).getElementType())
+                    ? smallConstantExponent(pow.getB())
+                    : 0;
+    if (small)
       return lowerWith(op, s, {pow.getA()}, resultElt,
-                       [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                         return arith::MulFOp::create(b, l, a[0], a[0]);
+                       [small](OpBuilder &b, Location l, ValueRange a) -> Value {
+                         Value sq = arith::MulFOp::create(b, l, a[0], a[0]);
+                         return small == 2 ? sq : arith::MulFOp::create(b, l, sq, a[0]);
                        });
     bool bu = isUnsignedInt(s.plainType(pow.getA()).getElementType());
     bool eu = isUnsignedInt(s.plainType(pow.getB()).getElementType());
