@@ -23,6 +23,14 @@ namespace {
 constexpr int64_t kPanel = 4096;             // columns of a few-rows work item
 constexpr int64_t kMaxPackBytes = 64 * 1024; // the largest packed column tile
 constexpr int64_t kMaxGroupPackBytes = 256 * 1024; // the largest packed group of tiles
+/// Rows up to which the tiles read Columns weights in place instead of
+/// packing them (a decode step's few requests: the copy would be read back
+/// by only a few row tiles).
+constexpr int64_t kDirectRows = 32;
+/// How far ahead, in weight rows, the in-place tiles prefetch (a 2-core
+/// AMD EPYC, gpt2_124m decode of 8 requests: 64 beat 16, 32 and 128).
+constexpr int64_t kPrefetchRows = 64;
+constexpr int64_t kLineFloats = 16; // f32 values of a 64-byte cache line
 constexpr int64_t kMinItems = 16;            // work items a contraction is cut into, at least
 constexpr int64_t kPanelSteps = 4;           // values of k a panel folds per pass over its outputs
 constexpr int64_t kStripGroups = 2;          // vectors of columns a transposed strip holds
@@ -43,6 +51,30 @@ WeightLayout lockstep::weightLayout(const Contraction &c) {
 
 bool lockstep::canPackColumns(const Contraction &c, int64_t cols) {
   return !ShapedType::isDynamic(c.length) && c.length * cols * 4 <= kMaxPackBytes;
+}
+
+SmallVector<Value> lockstep::transposeSquare(OpBuilder &b, Location loc, ArrayRef<Value> rows) {
+  int64_t n = rows.size();
+  assert(n > 0 && (n & (n - 1)) == 0 && "a power of two of rows");
+  SmallVector<Value> r(rows.begin(), rows.end());
+  // Stage s: element (i, j) goes to (i', j') with bit s of the row and of
+  // the lane exchanged; rows i0 and i0 + s (bit s of i0 clear) trade
+  // halves, lane j' of each taken from lane j' with bit s changed.
+  for (int64_t s = 1; s < n; s *= 2) {
+    SmallVector<int64_t> lo(n), hi(n);
+    for (int64_t j = 0; j < n; ++j) {
+      lo[j] = (j & s) ? n + (j & ~s) : j;
+      hi[j] = (j & s) ? n + j : (j | s);
+    }
+    SmallVector<Value> next(n);
+    for (int64_t i = 0; i < n; ++i)
+      if (!(i & s)) {
+        next[i] = vector::ShuffleOp::create(b, loc, r[i], r[i + s], lo);
+        next[i + s] = vector::ShuffleOp::create(b, loc, r[i], r[i + s], hi);
+      }
+    r = std::move(next);
+  }
+  return r;
 }
 
 SmallVector<Value> lockstep::transpose8x8(OpBuilder &b, Location loc, ArrayRef<Value> rows) {
@@ -125,9 +157,10 @@ void CpuContractionKernels::buildTiles(OpBuilder &bld, Location loc) {
   // tile, each folded alone.
   Value full = arith::DivUIOp::create(sb, loc, arith::SubIOp::create(sb, loc, nEnd, n0), colsC);
   Value nFull = arith::AddIOp::create(sb, loc, n0, arith::MulIOp::create(sb, loc, full, colsC));
-  Value pack = packs ? packGroup(sb, loc, dims, n0, full, group) : Value();
-  auto tileLoop = scf::ForOp::create(sb, loc, cstIndex(sb, loc, 0), full, one);
-  {
+  // The row tiles of each whole column tile, reading the weights from
+  // `pack` when there is one.
+  auto tileLoops = [&](OpBuilder &ib, Value pack) {
+    auto tileLoop = scf::ForOp::create(ib, loc, cstIndex(ib, loc, 0), full, one);
     OpBuilder tb = OpBuilder::atBlockTerminator(tileLoop.getBody());
     Value t = tileLoop.getInductionVar();
     Value nt = arith::AddIOp::create(tb, loc, n0, arith::MulIOp::create(tb, loc, t, colsC));
@@ -149,10 +182,27 @@ void CpuContractionKernels::buildTiles(OpBuilder &bld, Location loc) {
     auto each = scf::ForOp::create(eb, loc, m0, sizes[c.m], one);
     OpBuilder rb = OpBuilder::atBlockTerminator(each.getBody());
     vectorTile(rb, loc, dims, {each.getInductionVar()}, nt, pack, t);
+  };
+  if (packs && layout == WeightLayout::Columns) {
+    // One row tile (a decode step of `rows` requests or so): each weight
+    // column tile is read once either way, so the copy would only add a
+    // write and a read of it; the tiles read the weights where they are.
+    Value few = arith::CmpIOp::create(sb, loc, arith::CmpIPredicate::ule, sizes[c.m],
+                                      cstIndex(sb, loc, kDirectRows));
+    auto branch = scf::IfOp::create(sb, loc, few, /*withElse=*/true);
+    OpBuilder direct = OpBuilder::atBlockTerminator(&branch.getThenRegion().front());
+    tileLoops(direct, Value());
+    OpBuilder packed = OpBuilder::atBlockTerminator(&branch.getElseRegion().front());
+    Value pack = packGroup(packed, loc, dims, n0, full, group);
+    tileLoops(packed, pack);
+    memref::DeallocOp::create(packed, loc, pack);
+  } else {
+    Value pack = packs ? packGroup(sb, loc, dims, n0, full, group) : Value();
+    tileLoops(sb, pack);
+    if (pack)
+      memref::DeallocOp::create(sb, loc, pack);
   }
   scalarTile(sb, loc, dims, cstIndex(sb, loc, 0), sizes[c.m], nFull, nEnd);
-  if (pack)
-    memref::DeallocOp::create(sb, loc, pack);
 }
 
 /// The work item of a few-rows form: an scf.parallel over (batch point,
@@ -348,6 +398,20 @@ void CpuContractionKernels::vectorTile(OpBuilder &bld, Location loc, SmallVector
       ys.push_back(pack ? vector::LoadOp::create(lb, loc, vt, pack,
                                                           ValueRange{tile, k, packCol[v]})
                         : vector::LoadOp::create(lb, loc, vt, b, indicesOf(lb, loc, bMap, dims)));
+    }
+    if (!pack && layout == WeightLayout::Columns) {
+      // The tile's weight rows kPrefetchRows ahead (the last row past the
+      // end), a cache line of each: rows a column tile apart are too far
+      // apart for the hardware's prefetchers to run ahead of the loads.
+      dims[c.k] = arith::MinUIOp::create(
+          lb, loc, arith::AddIOp::create(lb, loc, k, cstIndex(lb, loc, kPrefetchRows)),
+          arith::SubIOp::create(lb, loc, sizes[c.k], cstIndex(lb, loc, 1)));
+      for (int64_t v = 0; v < nv; v += std::max<int64_t>(1, kLineFloats / lanes)) {
+        dims[c.n] = colIdx[v];
+        memref::PrefetchOp::create(lb, loc, b, indicesOf(lb, loc, bMap, dims),
+                                   /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
+      }
+      dims[c.k] = k;
     }
     SmallVector<Value> next;
     for (size_t r = 0; r < rowIdx.size(); ++r) {

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lockstep/CPU/PagedAttentionKernel.h"
+#include "lockstep/CPU/ContractionKernels.h"
 #include "lockstep/Reductions/ChunkStats.h"
 #include "lockstep/Reductions/Chunking.h"
 #include "lockstep/Reductions/PagedKernelIO.h"
@@ -438,24 +439,49 @@ private:
             Value row = rowOf(gb, R.r, minu(gb, gl, k, rowLimit));
             offs.push_back(mul(gb, gl, add(gb, gl, mul(gb, gl, row, c(gb, Hk)), R.hk), c(gb, D)));
           }
-          Value base = vector::FromElementsOp::create(gb, gl, offType, offs);
           SmallVector<Value> init(G, S.cst(gb, gl, 0.0));
-          auto dots = scf::ForOp::create(
-              gb, gl, c(gb, 0), c(gb, D), c(gb, 1), init,
-              [&](OpBuilder &db, Location dl, Value d, ValueRange acc) {
-                Value offsets = arith::AddIOp::create(db, dl, base, splat(db, offType, d));
-                Value kv = vector::GatherOp::create(db, dl, lanesType, keysFlat, ValueRange{c(db, 0)},
-                                                    offsets, all, none);
-                if (ks)
-                  kv = arith::MulFOp::create(db, dl, kv, splat(db, lanesType, ks));
-                SmallVector<Value> next;
-                for (int64_t g = 0; g < G; ++g) {
-                  Value h = add(db, dl, mul(db, dl, R.hk, c(db, G)), c(db, g));
-                  Value q = splat(db, lanesType, load(db, in.q, {c(db, 0), h, t, d}));
-                  next.push_back(math::FmaOp::create(db, dl, q, kv, acc[g]));
-                }
-                scf::YieldOp::create(db, dl, next);
-              });
+          // Folds d's keys (a vector of the lanes' values) into each head's
+          // dots, in increasing d.
+          auto foldD = [&](OpBuilder &db, Location dl, Value d, Value kv, SmallVector<Value> &acc) {
+            if (ks)
+              kv = arith::MulFOp::create(db, dl, kv, splat(db, lanesType, ks));
+            for (int64_t g = 0; g < G; ++g) {
+              Value h = add(db, dl, mul(db, dl, R.hk, c(db, G)), c(db, g));
+              Value q = splat(db, lanesType, load(db, in.q, {c(db, 0), h, t, d}));
+              acc[g] = math::FmaOp::create(db, dl, q, kv, acc[g]);
+            }
+          };
+          scf::ForOp dots;
+          if (D % V == 0) {
+            // V values of d at a time: each lane's key row read as one
+            // vector along d, the V rows transposed into a vector of the
+            // lanes for each d (a gather a d was most of a decode step's
+            // attention).
+            dots = scf::ForOp::create(
+                gb, gl, c(gb, 0), c(gb, D), c(gb, V), init,
+                [&](OpBuilder &db, Location dl, Value d0, ValueRange acc) {
+                  SmallVector<Value> rows, next(acc.begin(), acc.end());
+                  for (int64_t u = 0; u < V; ++u)
+                    rows.push_back(vload(db, lanesType, keysFlat, add(db, dl, offs[u], d0)));
+                  SmallVector<Value> cols = transposeSquare(db, dl, rows);
+                  for (int64_t j = 0; j < V; ++j)
+                    foldD(db, dl, add(db, dl, d0, c(db, j)), cols[j], next);
+                  scf::YieldOp::create(db, dl, next);
+                });
+          } else {
+            // Else the lanes' values of each d gathered.
+            Value base = vector::FromElementsOp::create(gb, gl, offType, offs);
+            dots = scf::ForOp::create(
+                gb, gl, c(gb, 0), c(gb, D), c(gb, 1), init,
+                [&](OpBuilder &db, Location dl, Value d, ValueRange acc) {
+                  Value offsets = arith::AddIOp::create(db, dl, base, splat(db, offType, d));
+                  Value kv = vector::GatherOp::create(db, dl, lanesType, keysFlat,
+                                                      ValueRange{c(db, 0)}, offsets, all, none);
+                  SmallVector<Value> next(acc.begin(), acc.end());
+                  foldD(db, dl, d, kv, next);
+                  scf::YieldOp::create(db, dl, next);
+                });
+          }
           Value kv = vector::FromElementsOp::create(gb, gl, posType, kIdx);
           // Lanes past the chunk's keys are −inf: left out of the max.
           Value end = splat(gb, posType, arith::IndexCastOp::create(

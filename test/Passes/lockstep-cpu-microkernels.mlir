@@ -65,6 +65,20 @@
 // CHECK: %[[END:.*]] = arith.minui %[[CE]], %c20
 // CHECK: %[[FULL:.*]] = arith.divui %{{.*}}, %c16
 // CHECK: %[[NF:.*]] = arith.addi %[[C0]],
+// Up to 32 rows the tiles read the weights in place, a cache line of the
+// row 64 ahead prefetched (the last row past the end); more rows pack them.
+// CHECK: %[[DIRECT:.*]] = arith.cmpi ule, %[[T]], %c32
+// CHECK: scf.if %[[DIRECT]] {
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[FULL]] step
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[MT]] step
+// CHECK: scf.for %[[DK:.*]] = %{{.*}} to %c64 step %{{.*}} iter_args(
+// CHECK-COUNT-2: vector.load %arg1[%[[DK]],
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[DK]], %c64
+// CHECK: %[[PF:.*]] = arith.minui %[[AHEAD]],
+// CHECK: memref.prefetch %arg1[%[[PF]], %{{.*}}], read, locality<3>, data
+// CHECK-NOT: memref.prefetch
+// CHECK: math.fma
+// CHECK: } else {
 // CHECK: %[[PACK:.*]] = memref.alloc(%[[G]]) {alignment = 64 : i64} : memref<?x64x16xf32>
 // CHECK: scf.for %[[PK:.*]] = %{{.*}} to %c64 step
 // CHECK: scf.for %[[PT:.*]] = %{{.*}} to %[[FULL]] step
@@ -84,11 +98,11 @@
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[T]] step
 // CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>)
 // CHECK-COUNT-2: math.fma {{.*}} : vector<8xf32>
+// CHECK: memref.dealloc %[[PACK]]
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %[[T]]
 // CHECK: scf.for %{{.*}} = %[[NF]] to %[[END]]
 // CHECK: scf.for {{.*}} -> (f32)
 // CHECK: math.fma {{.*}} : f32
-// CHECK: memref.dealloc %[[PACK]]
 // CHECK-NOT: linalg.generic
 // With panel-rows=8 (the pipelines' setting) fewer than 8 rows take the
 // panels, and the tiles keep 4 rows.

@@ -12,8 +12,9 @@
 // head), its scratch for the 2 query heads of the key head on the stack
 // of one iteration (queries [2][8][8], scores [2][64][8], o [2][8][8],
 // statistics [2][4][8]). Each run of one request's tokens: a single token
-// (decode) has its keys as lanes: 8 keys' rows gathered from the flat key
-// pool at each d, one fma a head (the dot over d in order from +0.0),
+// (decode) has its keys as lanes: 8 keys' rows read from the flat key pool
+// 8 values of d at a time and transposed (24 shuffles) into a vector of the
+// keys for each d, one fma a head (the dot over d in order from +0.0),
 // scaled, capped and masked, then per head the chunk's max and exp(x - m_j)
 // with their sum over the keys in order (scalars), the expansion's merge
 // (selects that skip a chunk of -inf) and, for a lane whose chunk is not
@@ -43,7 +44,10 @@
 // CHECK: scf.if
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32)
 // CHECK: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>)
-// CHECK: vector.gather %[[KF]]
+// CHECK-COUNT-8: vector.load %[[KF]]
+// CHECK-NOT: vector.gather
+// CHECK-COUNT-24: vector.shuffle
+// CHECK-NOT: vector.shuffle
 // CHECK: math.fma
 // CHECK: math.fma
 // CHECK: arith.mulf
@@ -68,8 +72,9 @@
 // CHECK: vector.store %{{.*}}, %[[OUT]]
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable
 //
-// 16 lanes (AVX-512): blocks of 16 tokens, 16 keys gathered at a time; the
-// value columns (8) stay one vector of 8.
+// 16 lanes (AVX-512): blocks of 16 tokens; 16 keys gathered at each d, as
+// the head size (8) is not a multiple of the lanes; the value columns (8)
+// stay one vector of 8.
 // WIDE-LABEL: func.func @paged
 // WIDE: arith.ceildivui %{{.*}}, %c16
 // WIDE: memref.alloca() {alignment = 64 : i64} : memref<256xf32>
@@ -82,7 +87,7 @@
 // BUF: memref.collapse_shape %arg4 {{\[\[}}0, 1], [2], [3]]
 // BUF: memref.collapse_shape %arg3 {{\[\[}}0, 1, 2, 3]]
 // BUF: scf.parallel
-// BUF: vector.gather
+// BUF: vector.shuffle
 // BUF-NOT: bufferization.to_tensor
 // BUF: return
 func.func @paged(%q: tensor<1x4x?x8xf32>, %k: tensor<1x2x?x8xf32>,

@@ -112,6 +112,15 @@ private:
 llvm::SmallVector<mlir::Value> transpose8x8(mlir::OpBuilder &b, mlir::Location loc,
                                             llvm::ArrayRef<mlir::Value> rows);
 
+/// The transpose of n vector<nxT> rows for n a power of two (result i
+/// holds every row's lane i): log2(n) stages of n two-source shuffles, each
+/// stage swapping one bit of the row index with the same bit of the lane
+/// index (AVX-512 lowers each to one permute). Shuffles only, so every
+/// element keeps its bits. Used by lockstep-cpu-paged-attention (a decode
+/// token's key rows, read along d, as vectors of keys).
+llvm::SmallVector<mlir::Value> transposeSquare(mlir::OpBuilder &b, mlir::Location loc,
+                                               llvm::ArrayRef<mlir::Value> rows);
+
 } // namespace lockstep
 
 #endif

@@ -31,7 +31,10 @@
 //     ops, left to right from (−inf, 0, 0); y = o / l.
 //
 // A run of one token (a decode step's) has its keys as the lanes instead:
-// the rows of `lanes` keys gathered at each d, the same dot, score and mask
+// the rows of `lanes` keys read `lanes` values of d at a time and
+// transposed in registers (shuffles: the values keep their bits; gathered
+// at each d where the head size is not a multiple of `lanes`), the same
+// dot over d in order, score and mask
 // ops on them, then the chunk's max, exps and sum over the keys in order as
 // scalars, and the same o_j and merge.
 //

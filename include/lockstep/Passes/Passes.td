@@ -720,7 +720,15 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
     worth of (batch point, tile) pairs, so that threads still share it; the
     columns after a group's last whole tile fold each output alone. (With
     one tile a work item, a decode step of 8 rows read one 64-byte line of
-    each of k weight rows a page apart per item, at a few GB/s.) A tile of `rows` x
+    each of k weight rows a page apart per item, at a few GB/s.) Up to 32
+    rows (a decode step of a few requests), weights `W[k, n]` are not
+    copied: the copy would be read back by only a few row tiles, and the
+    core would wait on memory for each group's copy before its first
+    product. The row tiles read them in place instead, and each step of k
+    issues a `memref.prefetch` of weight row k + 64 (the last row past the
+    end), a cache line of every 16 columns of the tile: rows a weight
+    stride apart are too far apart for the hardware's prefetchers to run
+    ahead of the loads. A tile of `rows` x
     `cols` outputs is held in `vector<8xf32>` accumulators, `scf.for`
     iter_args loaded from the output; for each k in increasing order, from
     0, every row's `A[m, k]` is broadcast, the weights' vectors loaded, and
@@ -749,9 +757,10 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
     Example: `Y[t, n] = fold_k fma(X[t, k], W[k, n], Y[t, n])` with
     `rows=4 cols=16` becomes `scf.if (T < 4) { scf.parallel (%p) = (0) to
     (ceil(N/4096)) { scf.for %k { scf.for %t { scf.for %n step 8 {...} } } }
-    } else { scf.parallel (%g) = (0) to (ceil(N/(16·G))) { pack; scf.for %nt
-    { scf.for %mt { scf.if (full tile) { scf.for %k iter_args(8 x
-    vector<8xf32>) } else {a row at a time} } }; last columns alone } }`.
+    } else { scf.parallel (%g) = (0) to (ceil(N/(16·G))) { scf.if (T <= 32)
+    {the tiles below, reading W in place} else { pack; scf.for %nt {
+    scf.for %mt { scf.if (full tile) { scf.for %k iter_args(8 x
+    vector<8xf32>) } else {a row at a time} } } }; last columns alone } }`.
   }];
   let options = [
     Option<"rows", "rows", "int64_t", /*default=*/"4",
