@@ -63,6 +63,10 @@ struct CpuMicrokernelsPass
       getOperation().emitError("lockstep-cpu-microkernels: panel-rows must be 0 or at least rows");
       return signalPassFailure();
     }
+    if (stripRows < 0) {
+      getOperation().emitError("lockstep-cpu-microkernels: strip-rows must be 0 or more");
+      return signalPassFailure();
+    }
     if (rows < 1 || cols < lanes || cols % lanes || cols % kCpuLanes) {
       getOperation().emitError("lockstep-cpu-microkernels: rows must be at least 1 and cols a "
                                "positive multiple of lanes (")
@@ -108,8 +112,12 @@ struct CpuMicrokernelsPass
     lockstep::CpuContractionKernels kernels(c, sizes, rows, cols, lanes, inputFirst, layout);
     // Fewer rows than a tile: the panels (for weights of neither layout,
     // the generic as it is); else the tiles.
+    // (Transposed weights with strip-rows set: up to that many rows.)
+    int64_t limit = panelRows ? panelRows : rows;
+    if (layout == WeightLayout::Transposed && stripRows)
+      limit = stripRows + 1;
     Value few = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, sizes[c.m],
-                                      cstIndex(b, loc, panelRows ? panelRows : rows));
+                                      cstIndex(b, loc, limit));
     auto branch = scf::IfOp::create(b, loc, few, /*withElse=*/true);
     OpBuilder pb = OpBuilder::atBlockTerminator(&branch.getThenRegion().front());
     if (fill && layout != WeightLayout::Transposed)

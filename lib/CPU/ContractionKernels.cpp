@@ -15,7 +15,7 @@
 using namespace mlir;
 using namespace lockstep;
 
-static_assert(kCpuLanes == 8, "transpose8x8 and the strips assume 8 f32 lanes");
+static_assert(kCpuLanes == 8, "transpose8x8 assumes 8 f32 lanes");
 // The tiles and the panels take `lanes` (8, or 16 for x86-64-v4); the
 // transposed strips and packs always work in 8 x 8 blocks.
 
@@ -33,7 +33,6 @@ constexpr int64_t kPrefetchRows = 64;
 constexpr int64_t kLineFloats = 16; // f32 values of a 64-byte cache line
 constexpr int64_t kMinItems = 16;            // work items a contraction is cut into, at least
 constexpr int64_t kPanelSteps = 4;           // values of k a panel folds per pass over its outputs
-constexpr int64_t kStripGroups = 2;          // vectors of columns a transposed strip holds
 } // namespace
 
 WeightLayout lockstep::weightLayout(const Contraction &c) {
@@ -109,6 +108,10 @@ CpuContractionKernels::CpuContractionKernels(const Contraction &c, ArrayRef<Valu
                                              bool inputFirst, WeightLayout layout)
     : c(c), sizes(sizes), rows(rows), cols(cols), lanes(lanes), inputFirst(inputFirst),
       layout(layout) {
+  // Transposed weights go by blocks of tl x tl: 16 with AVX-512, else 8;
+  // a strip is 16 columns either way.
+  tl = lanes == 16 ? 16 : kCpuLanes;
+  stripGroups = 16 / tl;
   linalg::GenericOp op = c.op;
   a = op.getDpsInputOperand(0)->get();
   b = op.getDpsInputOperand(1)->get();
@@ -459,18 +462,18 @@ void CpuContractionKernels::scalarTile(OpBuilder &bld, Location loc, SmallVector
 /// element at a time.
 void CpuContractionKernels::packTransposed(OpBuilder &bld, Location loc, SmallVector<Value> dims,
                                            Value n0, Value pack, Value tile) {
-  int64_t kBlocks = layout == WeightLayout::Transposed ? c.length / kCpuLanes * kCpuLanes : 0;
+  int64_t kBlocks = layout == WeightLayout::Transposed ? c.length / tl * tl : 0;
   Value zero = cstIndex(bld, loc, 0), one = cstIndex(bld, loc, 1);
   if (kBlocks) {
     auto kLoop = scf::ForOp::create(bld, loc, zero, cstIndex(bld, loc, kBlocks),
-                                    cstIndex(bld, loc, kCpuLanes));
+                                    cstIndex(bld, loc, tl));
     OpBuilder kb = OpBuilder::atBlockTerminator(kLoop.getBody());
     Value k0 = kLoop.getInductionVar();
-    for (int64_t v = 0; v < cols / kCpuLanes; ++v) {
-      Value col = cstIndex(kb, loc, v * kCpuLanes);
+    for (int64_t v = 0; v < cols / tl; ++v) {
+      Value col = cstIndex(kb, loc, v * tl);
       Value n = arith::AddIOp::create(kb, loc, n0, col);
       SmallVector<Value> block = weightBlock(kb, loc, dims, n, k0);
-      for (int64_t kk = 0; kk < kCpuLanes; ++kk) {
+      for (int64_t kk = 0; kk < tl; ++kk) {
         Value k = kk ? arith::AddIOp::create(kb, loc, k0, cstIndex(kb, loc, kk)).getResult() : k0;
         vector::StoreOp::create(kb, loc, block[kk], pack, ValueRange{tile, k, col});
       }
@@ -493,49 +496,73 @@ void CpuContractionKernels::packTransposed(OpBuilder &bld, Location loc, SmallVe
 /// holding the 8 columns' values at k + i.
 SmallVector<Value> CpuContractionKernels::weightBlock(OpBuilder &bld, Location loc,
                                                       SmallVector<Value> dims, Value n, Value k) {
-  auto vt = VectorType::get({kCpuLanes}, bld.getF32Type());
+  auto vt = VectorType::get({tl}, bld.getF32Type());
   dims[c.k] = k;
   SmallVector<Value> rowsOfW;
-  for (int64_t l = 0; l < kCpuLanes; ++l) {
+  for (int64_t l = 0; l < tl; ++l) {
     dims[c.n] = l ? arith::AddIOp::create(bld, loc, n, cstIndex(bld, loc, l)).getResult() : n;
     rowsOfW.push_back(vector::LoadOp::create(bld, loc, vt, b, indicesOf(bld, loc, bMap, dims)));
   }
-  return transpose8x8(bld, loc, rowsOfW);
+  return tl == 8 ? transpose8x8(bld, loc, rowsOfW) : transposeSquare(bld, loc, rowsOfW);
 }
 
-/// The outputs of every row x [n0, n0 + 8 * groups), Transposed weights: a
-/// row at a time, `groups` vector accumulators loaded from the output and
-/// carried over all of k in increasing order (8 x 8 weight blocks, then
-/// the last k % 8 gathered a column at a time), then stored. The strip's
-/// weights stay in cache from one row to the next.
+/// The strip's columns [n0, n0 + groups·8) for every row: row tiles of
+/// `rows` rows, then the last rows one at a time.
 void CpuContractionKernels::transposedStrip(OpBuilder &bld, Location loc, SmallVector<Value> dims,
                                             Value n0, int64_t groups) {
-  auto vt = VectorType::get({kCpuLanes}, bld.getF32Type());
+  int64_t tileRows = rows;
+  Value one = cstIndex(bld, loc, 1), tileC = cstIndex(bld, loc, tileRows);
+  Value mFull = arith::MulIOp::create(
+      bld, loc, arith::DivUIOp::create(bld, loc, sizes[c.m], tileC), tileC);
+  auto tiles = scf::ForOp::create(bld, loc, cstIndex(bld, loc, 0), mFull, tileC);
+  {
+    OpBuilder tb = OpBuilder::atBlockTerminator(tiles.getBody());
+    SmallVector<Value> rowIdx;
+    for (int64_t r = 0; r < tileRows; ++r)
+      rowIdx.push_back(r ? arith::AddIOp::create(tb, loc, tiles.getInductionVar(),
+                                                 cstIndex(tb, loc, r))
+                               .getResult()
+                         : tiles.getInductionVar());
+    stripRows(tb, loc, dims, rowIdx, n0, groups);
+  }
+  auto rest = scf::ForOp::create(bld, loc, mFull, sizes[c.m], one);
+  OpBuilder rb = OpBuilder::atBlockTerminator(rest.getBody());
+  stripRows(rb, loc, dims, {rest.getInductionVar()}, n0, groups);
+}
+
+/// The strip's outputs of `rowIdx` in accumulators held over all of k: each
+/// 8 x 8 block of the weights loaded along k and transposed once for all
+/// the rows, its 8 values of k folded in increasing order into each row's
+/// accumulators; the last k mod 8 values gathered a column at a time.
+void CpuContractionKernels::stripRows(OpBuilder &bld, Location loc, SmallVector<Value> dims,
+                                      ArrayRef<Value> rowIdx, Value n0, int64_t groups) {
+  auto vt = VectorType::get({tl}, bld.getF32Type());
   Value zero = cstIndex(bld, loc, 0), one = cstIndex(bld, loc, 1);
-  Value lanesC = cstIndex(bld, loc, kCpuLanes);
+  Value lanesC = cstIndex(bld, loc, tl);
   Value kVec = arith::MulIOp::create(
       bld, loc, arith::DivUIOp::create(bld, loc, sizes[c.k], lanesC), lanesC);
   SmallVector<Value> colIdx;
   for (int64_t v = 0; v < groups; ++v)
-    colIdx.push_back(v ? arith::AddIOp::create(bld, loc, n0, cstIndex(bld, loc, v * kCpuLanes))
+    colIdx.push_back(v ? arith::AddIOp::create(bld, loc, n0, cstIndex(bld, loc, v * tl))
                              .getResult()
                        : n0);
-  auto rowLoop = scf::ForOp::create(bld, loc, zero, sizes[c.m], one);
-  OpBuilder rb = OpBuilder::atBlockTerminator(rowLoop.getBody());
-  dims[c.m] = rowLoop.getInductionVar();
-  auto outAt = [&](OpBuilder &ob, int64_t v) {
+  int64_t R = rowIdx.size();
+  auto outAt = [&](OpBuilder &ob, int64_t r, int64_t v) {
+    dims[c.m] = rowIdx[r];
     dims[c.n] = colIdx[v];
     return indicesOf(ob, loc, outMap, dims);
   };
   SmallVector<Value> accs;
-  for (int64_t v = 0; v < groups; ++v)
-    accs.push_back(startOf(rb, loc, outAt(rb, v), kCpuLanes));
-  auto aAt = [&](OpBuilder &ob, Value k) {
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t v = 0; v < groups; ++v)
+      accs.push_back(startOf(bld, loc, outAt(bld, r, v), tl));
+  auto aAt = [&](OpBuilder &ob, int64_t r, Value k) {
+    dims[c.m] = rowIdx[r];
     dims[c.k] = k;
     Value x = memref::LoadOp::create(ob, loc, a, indicesOf(ob, loc, aMap, dims));
     return vector::BroadcastOp::create(ob, loc, vt, x).getResult();
   };
-  auto blocks = scf::ForOp::create(rb, loc, zero, kVec, lanesC, accs);
+  auto blocks = scf::ForOp::create(bld, loc, zero, kVec, lanesC, accs);
   {
     OpBuilder lb = OpBuilder::atBlockBegin(blocks.getBody());
     Value k0 = blocks.getInductionVar();
@@ -543,33 +570,41 @@ void CpuContractionKernels::transposedStrip(OpBuilder &bld, Location loc, SmallV
     for (int64_t v = 0; v < groups; ++v)
       w.push_back(weightBlock(lb, loc, dims, colIdx[v], k0));
     SmallVector<Value> acc(blocks.getRegionIterArgs());
-    for (int64_t kk = 0; kk < kCpuLanes; ++kk) {
+    for (int64_t kk = 0; kk < tl; ++kk) {
       Value k = kk ? arith::AddIOp::create(lb, loc, k0, cstIndex(lb, loc, kk)).getResult() : k0;
-      Value xs = aAt(lb, k);
-      for (int64_t v = 0; v < groups; ++v)
-        acc[v] = fma(lb, loc, xs, w[v][kk], acc[v]);
+      for (int64_t r = 0; r < R; ++r) {
+        Value xs = aAt(lb, r, k);
+        for (int64_t v = 0; v < groups; ++v)
+          acc[r * groups + v] = fma(lb, loc, xs, w[v][kk], acc[r * groups + v]);
+      }
     }
     scf::YieldOp::create(lb, loc, acc);
   }
-  auto rest = scf::ForOp::create(rb, loc, kVec, sizes[c.k], one, blocks.getResults());
+  auto rest = scf::ForOp::create(bld, loc, kVec, sizes[c.k], one, blocks.getResults());
   {
     OpBuilder lb = OpBuilder::atBlockBegin(rest.getBody());
     Value k = rest.getInductionVar();
-    Value xs = aAt(lb, k);
-    SmallVector<Value> acc(rest.getRegionIterArgs());
+    SmallVector<Value> ys;
     for (int64_t v = 0; v < groups; ++v) {
-      SmallVector<Value> ys;
-      for (int64_t l = 0; l < kCpuLanes; ++l) {
+      SmallVector<Value> col;
+      for (int64_t l = 0; l < tl; ++l) {
         dims[c.n] = arith::AddIOp::create(lb, loc, colIdx[v], cstIndex(lb, loc, l));
-        ys.push_back(memref::LoadOp::create(lb, loc, b, indicesOf(lb, loc, bMap, dims)));
+        dims[c.k] = k;
+        col.push_back(memref::LoadOp::create(lb, loc, b, indicesOf(lb, loc, bMap, dims)));
       }
-      Value y = vector::FromElementsOp::create(lb, loc, vt, ys);
-      acc[v] = fma(lb, loc, xs, y, acc[v]);
+      ys.push_back(vector::FromElementsOp::create(lb, loc, vt, col));
+    }
+    SmallVector<Value> acc(rest.getRegionIterArgs());
+    for (int64_t r = 0; r < R; ++r) {
+      Value xs = aAt(lb, r, k);
+      for (int64_t v = 0; v < groups; ++v)
+        acc[r * groups + v] = fma(lb, loc, xs, ys[v], acc[r * groups + v]);
     }
     scf::YieldOp::create(lb, loc, acc);
   }
-  for (int64_t v = 0; v < groups; ++v)
-    vector::StoreOp::create(rb, loc, rest.getResult(v), out, outAt(rb, v));
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t v = 0; v < groups; ++v)
+      vector::StoreOp::create(bld, loc, rest.getResult(r * groups + v), out, outAt(bld, r, v));
 }
 
 void CpuContractionKernels::buildTransposedPanels(OpBuilder &bld, Location loc) {
@@ -597,20 +632,20 @@ void CpuContractionKernels::buildTransposedPanels(OpBuilder &bld, Location loc) 
     }
     build(b, at);
   };
-  // Strips of kStripGroups vectors, then of one, then single columns.
+  // Strips of stripGroups vectors, then of one, then single columns.
   Value span = arith::SubIOp::create(pb, loc, nEnd, n0);
   auto roundDown = [&](int64_t step) -> Value {
     Value s = cstIndex(pb, loc, step);
     return arith::AddIOp::create(
         pb, loc, n0, arith::MulIOp::create(pb, loc, arith::DivUIOp::create(pb, loc, span, s), s));
   };
-  Value nWide = roundDown(kStripGroups * kCpuLanes), nVec = roundDown(kCpuLanes);
-  auto wide = scf::ForOp::create(pb, loc, n0, nWide, cstIndex(pb, loc, kStripGroups * kCpuLanes));
+  Value nWide = roundDown(stripGroups * tl), nVec = roundDown(tl);
+  auto wide = scf::ForOp::create(pb, loc, n0, nWide, cstIndex(pb, loc, stripGroups * tl));
   OpBuilder wb = OpBuilder::atBlockTerminator(wide.getBody());
   eachInner(wb, [&](OpBuilder &b, SmallVector<Value> at) {
-    transposedStrip(b, loc, at, wide.getInductionVar(), kStripGroups);
+    transposedStrip(b, loc, at, wide.getInductionVar(), stripGroups);
   });
-  auto narrow = scf::ForOp::create(pb, loc, nWide, nVec, cstIndex(pb, loc, kCpuLanes));
+  auto narrow = scf::ForOp::create(pb, loc, nWide, nVec, cstIndex(pb, loc, tl));
   OpBuilder nb = OpBuilder::atBlockTerminator(narrow.getBody());
   eachInner(nb, [&](OpBuilder &b, SmallVector<Value> at) {
     transposedStrip(b, loc, at, narrow.getInductionVar(), 1);

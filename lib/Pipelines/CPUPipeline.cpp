@@ -142,7 +142,7 @@ lockstep::buildCPUCodegenPipeline(mlir::OpPassManager &pm,
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-deallocation-pipeline,"
       "func.func(lockstep-lower-copies, lockstep-cpu-microkernels" +
-      std::string(options.cpuLevel == kCpuLevelV4 ? "{lanes=16 cols=32 rows=8 panel-rows=8}"
+      std::string(options.cpuLevel == kCpuLevelV4 ? "{lanes=16 cols=32 rows=8 panel-rows=8 strip-rows=8}"
                                                   : "{panel-rows=8}") +
       ", lockstep-cpu-gather-kernels,"
       " lockstep-forward-fills, convert-linalg-to-parallel-loops,"

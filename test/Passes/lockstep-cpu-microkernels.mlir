@@ -1,6 +1,7 @@
 // RUN: lockstep-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(lockstep-cpu-microkernels))' | FileCheck %s
 // RUN: lockstep-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(lockstep-cpu-microkernels{rows=2 cols=8}))' | FileCheck %s --check-prefix=SMALL
 // RUN: lockstep-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(lockstep-cpu-microkernels{panel-rows=8}))' | FileCheck %s --check-prefix=PANEL
+// RUN: lockstep-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(lockstep-cpu-microkernels{lanes=16 cols=32 rows=8 panel-rows=8 strip-rows=8}))' | FileCheck %s --check-prefix=STRIP
 
 #x = affine_map<(t, k, n) -> (t, k)>
 #w = affine_map<(t, k, n) -> (k, n)>
@@ -163,10 +164,11 @@ func.func @partial(%x: memref<1x?x3x256xf32>, %w: memref<3x256x64xf32>, %y: memr
 // -----
 
 // Weights transposed, W[40, 68] read as W[n, k]. With fewer rows than a
-// tile: strips of 16 columns (then of 8), a row at a time, with vector
-// accumulators over all of k: each 8 x 8 block of W is loaded along its
-// contiguous k and transposed in registers (24 shuffles), and the block's
-// 8 values of k are folded in order; the last 68 % 8 = 4 values of k are
+// tile: strips of 16 columns (then of 8), a tile of `rows` rows at a time
+// (then a row at a time), with vector accumulators over all of k: each
+// 8 x 8 block of W is loaded along its contiguous k and transposed in
+// registers (24 shuffles) once for the tile's rows, and the block's 8
+// values of k are folded in order; the last 68 % 8 = 4 values of k are
 // gathered a column at a time; the last 40 % 8 columns alone. With many
 // rows the column tile is packed into the same [k, 16] buffer as other
 // weights, 8 x 8 blocks transposed the same way, the last values of k an
@@ -178,17 +180,23 @@ func.func @partial(%x: memref<1x?x3x256xf32>, %w: memref<3x256x64xf32>, %y: memr
 // CHECK: scf.if
 // CHECK: scf.parallel
 // CHECK: scf.for %[[S:.*]] = %{{.*}} to %{{.*}} step %c16
-// CHECK: scf.for %[[M:.*]] = %{{.*}} to %{{.*}} step
-// CHECK-COUNT-2: vector.load %arg2[%[[M]], %{{.*}}] : memref<?x40xf32>, vector<8xf32>
-// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK: scf.for %[[M:.*]] = %{{.*}} to %{{.*}} step %c4
+// CHECK: vector.load %arg2[%[[M]], %{{.*}}] : memref<?x40xf32>, vector<8xf32>
+// CHECK-COUNT-7: vector.load %arg2
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK: vector.load %arg1[%[[S]], %[[K]]] : memref<40x68xf32>, vector<8xf32>
-// CHECK-COUNT-24: vector.shuffle
+// CHECK-COUNT-48: vector.shuffle
+// CHECK-NOT: vector.shuffle
 // CHECK: memref.load %arg0[%[[M]], %[[K]]]
-// CHECK: math.fma {{.*}} : vector<8xf32>
+// CHECK-COUNT-8: math.fma {{.*}} : vector<8xf32>
 // CHECK: scf.yield
 // CHECK: vector.from_elements
 // CHECK: math.fma {{.*}} : vector<8xf32>
-// CHECK: vector.store
+// CHECK-COUNT-8: vector.store
+// CHECK: scf.for %[[M1:.*]] = %{{.*}} to %{{.*}} step %c1
+// CHECK-COUNT-2: vector.load %arg2[%[[M1]], %{{.*}}] : memref<?x40xf32>, vector<8xf32>
+// CHECK: iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>)
+// CHECK-COUNT-2: vector.store
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c8
 // CHECK: vector.shuffle
 // CHECK: scf.for
@@ -210,6 +218,24 @@ func.func @partial(%x: memref<1x?x3x256xf32>, %w: memref<3x256x64xf32>, %y: memr
 // CHECK: vector.load %[[PACK]]
 // CHECK: math.fma {{.*}} : vector<8xf32>
 // CHECK-NOT: linalg.generic
+// With AVX-512's lanes and strip-rows=8 (the x86-64-v4 pipeline's): up to
+// 8 rows take the strips, 8 rows a tile, 16 x 16 blocks (64 shuffles) of
+// one vector<16xf32> for the strip's 16 columns; the packed tiles
+// transpose 16 x 16 blocks too.
+// STRIP-LABEL: func.func @transposed
+// STRIP: arith.cmpi ult, %{{.*}}, %c9
+// STRIP: scf.for %[[S:.*]] = %{{.*}} to %{{.*}} step %c16
+// STRIP: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c8
+// STRIP-COUNT-8: vector.load %arg2{{.*}} : memref<?x40xf32>, vector<16xf32>
+// STRIP: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %c16{{.*}} iter_args
+// STRIP-COUNT-16: vector.load %arg1{{.*}} : memref<40x68xf32>, vector<16xf32>
+// STRIP-COUNT-64: vector.shuffle
+// STRIP-NOT: vector.shuffle
+// STRIP-COUNT-8: math.fma {{.*}} : vector<16xf32>
+// STRIP: } else {
+// STRIP: memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x68x32xf32>
+// STRIP-COUNT-16: vector.load %arg1{{.*}} : memref<40x68xf32>, vector<16xf32>
+// STRIP-COUNT-64: vector.shuffle
 func.func @transposed(%x: memref<?x68xf32>, %w: memref<40x68xf32>, %y: memref<?x40xf32>) {
   linalg.generic {indexing_maps = [#xt, #wt, #yt], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%x, %w : memref<?x68xf32>, memref<40x68xf32>) outs(%y : memref<?x40xf32>) {

@@ -91,6 +91,8 @@ private:
                   mlir::Value m0, mlir::Value mEnd, mlir::Value n0, mlir::Value nEnd);
   void transposedStrip(mlir::OpBuilder &b, mlir::Location loc, llvm::SmallVector<mlir::Value> dims,
                        mlir::Value n0, int64_t groups);
+  void stripRows(mlir::OpBuilder &b, mlir::Location loc, llvm::SmallVector<mlir::Value> dims,
+                 llvm::ArrayRef<mlir::Value> rowIdx, mlir::Value n0, int64_t groups);
   llvm::SmallVector<mlir::Value> weightBlock(mlir::OpBuilder &b, mlir::Location loc,
                                              llvm::SmallVector<mlir::Value> dims, mlir::Value n,
                                              mlir::Value k);
@@ -98,6 +100,8 @@ private:
   const Contraction &c;
   llvm::ArrayRef<mlir::Value> sizes;
   int64_t rows, cols, lanes;
+  int64_t tl = 8;          ///< lanes of the transposed weights' blocks and strips
+  int64_t stripGroups = 2; ///< vectors of `tl` columns a transposed strip holds
   bool inputFirst;
   WeightLayout layout;
   mlir::Value a, b, out; // b: the weights

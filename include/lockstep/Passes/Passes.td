@@ -694,16 +694,20 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
     k mod 4 values one at a time. (A step of one k loaded and stored every
     output once per weight row.) Wide panels keep each weight row one sequential stream,
     which the hardware prefetches; the chunk dims of a partial and the
-    panels are what threads share. Transposed weights are streamed in
-    strips of 16 columns (then 8, then single columns with the scalar
-    body), a partial's chunk dim (which indexes the weights) looped inside
-    each strip so that its weight rows are read in address order: for each
-    row, 2 (1) `vector<8xf32>` accumulators are loaded from
-    the output and carried over all of k; each 8 x 8 block of `W[n:n+8,
-    k:k+8]` is loaded along its contiguous k and transposed in registers
-    (24 `vector.shuffle`s), and its 8 values of k are folded in increasing
-    order; the last k mod 8 values are gathered a column at a time. A
-    strip's weights stay in cache from one row to the next.
+    panels are what threads share. Transposed weights take this form up to
+    `strip-rows` rows when it is set (else below `panel-rows` too). They
+    are streamed in strips of 16 columns (then of one vector, then single
+    columns with the scalar body), a partial's chunk dim (which indexes the
+    weights) looped inside each strip so that its weight rows are read in
+    address order, and a strip's rows taken `rows` at a time (then the last
+    one at a time): for each row of the tile, 2 `vector<8xf32>` (with
+    `lanes=16`, 1 `vector<16xf32>`) accumulators are loaded from the output
+    and carried over all of k; each L x L block of `W[n:n+L, k:k+L]` (L the
+    vectors' lanes) is loaded along its contiguous k and transposed in
+    registers once for all the tile's rows (24 `vector.shuffle`s for 8
+    lanes, 64 for 16), and its L values of k are folded into each row in
+    increasing order; the last k mod L values are gathered a column at a
+    time. A strip's weights stay in cache from one row tile to the next.
 
     Otherwise an `scf.parallel` of one dim over (batch point, group of G
     column tiles of `cols`): a work item copies its whole tiles of the
@@ -769,6 +773,9 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
            "Columns of a register tile, a multiple of lanes (one vector each lanes)">,
     Option<"panelRows", "panel-rows", "int64_t", /*default=*/"0",
            "Fewer rows than this take the panels (0: `rows`); at least `rows`">,
+    Option<"stripRows", "strip-rows", "int64_t", /*default=*/"0",
+           "Transposed weights: up to this many rows take the strips (0: as "
+           "`panel-rows` says)">,
     Option<"lanes", "lanes", "int64_t", /*default=*/"8",
            "f32 lanes of the tiles' and panels' vectors: 8 (AVX2, x86-64-v3) or 16 "
            "(AVX-512, x86-64-v4); the transposed strips stay 8">,
