@@ -58,10 +58,12 @@ def pick_openblas_core():
     that is Prescott on a CPU with AVX-512 (or AVX2 and FMA),
     OPENBLAS_CORETYPE is set to SkylakeX (Haswell) for this process, and
     the report's BLAS line says so (`kernels for ...`). A value already set
-    is kept, and OPENBLAS_L2_SIZE is cleared (it mis-sizes the blocking)."""
+    in the environment (some machines here set Haswell, AVX2 only, even
+    where the CPU has AVX-512) is removed first, as issue 18 asks, and so is
+    OPENBLAS_L2_SIZE (it mis-sizes the blocking): the probe then sees what
+    OpenBLAS picks by itself."""
     os.environ.pop("OPENBLAS_L2_SIZE", None)
-    if os.environ.get("OPENBLAS_CORETYPE"):
-        return
+    os.environ.pop("OPENBLAS_CORETYPE", None)
     import subprocess
     probe = ("import ctypes, glob, os, numpy\n"
              "p = glob.glob(os.path.join(os.path.dirname(numpy.__file__), '..', 'numpy.libs', '*openblas*'))\n"
