@@ -17,7 +17,8 @@ using namespace lockstep;
 
 static_assert(kCpuLanes == 8, "transpose8x8 assumes 8 f32 lanes");
 // The tiles and the panels take `lanes` (8, or 16 for x86-64-v4); the
-// transposed strips and packs always work in 8 x 8 blocks.
+// transposed strips and packs work in tl x tl blocks (tl: 16 with 16
+// lanes, else 8).
 
 namespace {
 constexpr int64_t kPanel = 4096;             // columns of a few-rows work item
@@ -187,9 +188,10 @@ void CpuContractionKernels::buildTiles(OpBuilder &bld, Location loc) {
     vectorTile(rb, loc, dims, {each.getInductionVar()}, nt, pack, t);
   };
   if (packs && layout == WeightLayout::Columns) {
-    // One row tile (a decode step of `rows` requests or so): each weight
-    // column tile is read once either way, so the copy would only add a
-    // write and a read of it; the tiles read the weights where they are.
+    // Up to kDirectRows rows (a decode step of a few requests): the copy
+    // would be read back by only a few row tiles, while the core waits on
+    // memory for each group's copy before its first product; the tiles
+    // read the weights where they are instead, prefetched ahead.
     Value few = arith::CmpIOp::create(sb, loc, arith::CmpIPredicate::ule, sizes[c.m],
                                       cstIndex(sb, loc, kDirectRows));
     auto branch = scf::IfOp::create(sb, loc, few, /*withElse=*/true);
@@ -457,8 +459,8 @@ void CpuContractionKernels::scalarTile(OpBuilder &bld, Location loc, SmallVector
 }
 
 /// The packed [k, cols] columns of weights not laid out by columns:
-/// Transposed ones 8 x 8 blocks at a time, read along their contiguous k
-/// and transposed in registers, the last k % 8 (and Other weights) an
+/// Transposed ones tl x tl blocks at a time, read along their contiguous
+/// k and transposed in registers, the last k % tl (and Other weights) an
 /// element at a time.
 void CpuContractionKernels::packTransposed(OpBuilder &bld, Location loc, SmallVector<Value> dims,
                                            Value n0, Value pack, Value tile) {
@@ -492,8 +494,8 @@ void CpuContractionKernels::packTransposed(OpBuilder &bld, Location loc, SmallVe
                           ValueRange{tile, kLoop.getInductionVar(), colLoop.getInductionVar()});
 }
 
-/// Transposed weights W[n : n + 8, k : k + 8] as 8 vectors, the i-th
-/// holding the 8 columns' values at k + i.
+/// Transposed weights W[n : n + tl, k : k + tl] as tl vectors, the i-th
+/// holding the tl columns' values at k + i.
 SmallVector<Value> CpuContractionKernels::weightBlock(OpBuilder &bld, Location loc,
                                                       SmallVector<Value> dims, Value n, Value k) {
   auto vt = VectorType::get({tl}, bld.getF32Type());
@@ -506,19 +508,18 @@ SmallVector<Value> CpuContractionKernels::weightBlock(OpBuilder &bld, Location l
   return tl == 8 ? transpose8x8(bld, loc, rowsOfW) : transposeSquare(bld, loc, rowsOfW);
 }
 
-/// The strip's columns [n0, n0 + groups·8) for every row: row tiles of
+/// The strip's columns [n0, n0 + groups·tl) for every row: row tiles of
 /// `rows` rows, then the last rows one at a time.
 void CpuContractionKernels::transposedStrip(OpBuilder &bld, Location loc, SmallVector<Value> dims,
                                             Value n0, int64_t groups) {
-  int64_t tileRows = rows;
-  Value one = cstIndex(bld, loc, 1), tileC = cstIndex(bld, loc, tileRows);
+  Value one = cstIndex(bld, loc, 1), tileC = cstIndex(bld, loc, rows);
   Value mFull = arith::MulIOp::create(
       bld, loc, arith::DivUIOp::create(bld, loc, sizes[c.m], tileC), tileC);
   auto tiles = scf::ForOp::create(bld, loc, cstIndex(bld, loc, 0), mFull, tileC);
   {
     OpBuilder tb = OpBuilder::atBlockTerminator(tiles.getBody());
     SmallVector<Value> rowIdx;
-    for (int64_t r = 0; r < tileRows; ++r)
+    for (int64_t r = 0; r < rows; ++r)
       rowIdx.push_back(r ? arith::AddIOp::create(tb, loc, tiles.getInductionVar(),
                                                  cstIndex(tb, loc, r))
                                .getResult()
@@ -531,9 +532,9 @@ void CpuContractionKernels::transposedStrip(OpBuilder &bld, Location loc, SmallV
 }
 
 /// The strip's outputs of `rowIdx` in accumulators held over all of k: each
-/// 8 x 8 block of the weights loaded along k and transposed once for all
-/// the rows, its 8 values of k folded in increasing order into each row's
-/// accumulators; the last k mod 8 values gathered a column at a time.
+/// tl x tl block of the weights loaded along k and transposed once for all
+/// the rows, its tl values of k folded in increasing order into each row's
+/// accumulators; the last k mod tl values gathered a column at a time.
 void CpuContractionKernels::stripRows(OpBuilder &bld, Location loc, SmallVector<Value> dims,
                                       ArrayRef<Value> rowIdx, Value n0, int64_t groups) {
   auto vt = VectorType::get({tl}, bld.getF32Type());

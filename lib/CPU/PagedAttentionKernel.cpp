@@ -423,12 +423,8 @@ private:
     Value ks = in.keyScale ? scalar(b, in.keyScale) : Value();
     StatsBuilder S{rw, loc, lanesType, rw.getContext()};
     auto posType = cast<VectorType>(R.posv.getType());
-    auto offType = VectorType::get({V}, b.getIndexType());
     Value t = R.tok[0];
     Value pos = splat(b, posType, load(b, in.positions, t));
-    Value all = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(VectorType::get({V}, b.getI1Type()), true));
-    Value none = S.cst(b, loc, 0.0);
     scf::ForOp::create(
         b, loc, c(b, 0), c(b, C), c(b, V), ValueRange{},
         [&](OpBuilder &gb, Location gl, Value c0, ValueRange) {
@@ -470,6 +466,10 @@ private:
                 });
           } else {
             // Else the lanes' values of each d gathered.
+            auto offType = VectorType::get({V}, gb.getIndexType());
+            Value all = arith::ConstantOp::create(
+                gb, gl, DenseElementsAttr::get(VectorType::get({V}, gb.getI1Type()), true));
+            Value none = S.cst(gb, gl, 0.0);
             Value base = vector::FromElementsOp::create(gb, gl, offType, offs);
             dots = scf::ForOp::create(
                 gb, gl, c(gb, 0), c(gb, D), c(gb, 1), init,

@@ -57,10 +57,11 @@ public:
   /// Few rows, Transposed weights: an scf.parallel over (batch point, panel
   /// of columns), the batch dims that index the weights (a partial's chunk
   /// dim) looped inside each strip instead, so that a strip's weight rows
-  /// are read in address order; each work item takes strips of 16 (then 8) columns, reads
-  /// the strip's weights 8 x 8 at a time along their contiguous k,
-  /// transposes them in registers, and for each row folds them into
-  /// accumulators held over all of k.
+  /// are read in address order; each work item takes strips of 16 columns
+  /// (then of one vector), reads the strip's weights in square blocks (8 x 8,
+  /// or 16 x 16 with 16 lanes) along their contiguous k, transposes each in
+  /// registers once for a tile of `rows` rows, and folds them into each
+  /// row's accumulators held over all of k.
   void buildTransposedPanels(mlir::OpBuilder &b, mlir::Location loc);
 
 private:
@@ -120,8 +121,10 @@ llvm::SmallVector<mlir::Value> transpose8x8(mlir::OpBuilder &b, mlir::Location l
 /// holds every row's lane i): log2(n) stages of n two-source shuffles, each
 /// stage swapping one bit of the row index with the same bit of the lane
 /// index (AVX-512 lowers each to one permute). Shuffles only, so every
-/// element keeps its bits. Used by lockstep-cpu-paged-attention (a decode
-/// token's key rows, read along d, as vectors of keys).
+/// element keeps its bits. Used for 16 lanes (transpose8x8 keeps the 8-lane
+/// form, its masks chosen for AVX2's instructions): the transposed weights'
+/// blocks, and lockstep-cpu-paged-attention's decode keys (key rows read
+/// along d, as vectors of keys).
 llvm::SmallVector<mlir::Value> transposeSquare(mlir::OpBuilder &b, mlir::Location loc,
                                                llvm::ArrayRef<mlir::Value> rows);
 
