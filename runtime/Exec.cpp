@@ -16,8 +16,10 @@ namespace lockstep::rt {
 struct ExecAccess {
   /// Makes `b` hold `bytes` zeroed bytes, 64-byte aligned and never null
   /// (also for zero bytes), so that compiled code may assume alignment and a
-  /// valid pointer; reuses its buffer when it is large enough.
-  static bool allocate(OutputBuffer &b, uint64_t bytes, std::vector<int64_t> shape) {
+  /// valid pointer; reuses its buffer when it is large enough. Not zeroed
+  /// when `zero` is false: a download from the device writes every byte.
+  static bool allocate(OutputBuffer &b, uint64_t bytes, std::vector<int64_t> shape,
+                       bool zero = true) {
     uint64_t n = bytes > 64 ? bytes : 64;
     if (!b.ptr_ || b.capacity_ < n) {
       void *p = nullptr;
@@ -26,7 +28,8 @@ struct ExecAccess {
       b.ptr_.reset(p);
       b.capacity_ = n;
     }
-    std::memset(b.ptr_.get(), 0, size_t(n));
+    if (zero)
+      std::memset(b.ptr_.get(), 0, size_t(n));
     b.bytes_ = bytes;
     b.shape_ = std::move(shape);
     return true;
@@ -240,7 +243,8 @@ bool runGraphViewsImpl(const LoadedArtifact &artifact, const CpuModule &module,
     kept->at.assign(meta.outputs.size(), nullptr);
   for (size_t i = 0; i < meta.outputs.size(); ++i) {
     bool stays = kept && kept->keep[i];
-    if (!ExecAccess::allocate(outputs[i], stays ? 0 : outBytes[i], outShapes[i])) {
+    // A device's output is downloaded whole (or stays there): no zeroing.
+    if (!ExecAccess::allocate(outputs[i], stays ? 0 : outBytes[i], outShapes[i], !device)) {
       error = "out of memory for output " + quoted(meta.outputs[i].name) + " (" +
               std::to_string(outBytes[i]) + " bytes)";
       return false;
