@@ -31,14 +31,22 @@ cd "$(dirname "$0")/../../.."
 export LOCKSTEP_PYTHON=python3 PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv > "$OUT/gpu.txt" 2>&1
 r=$2
+# RUN's host bundle unpacked (its directory in $h) and the model's weights
+# written from their seed; ncu's path in $ncu.
+host_setup() {
+  h=/tmp/lsh-$r/host; mkdir -p /tmp/lsh-$r; tar xJf gpu-bundle/$r/host.tar.xz -C /tmp/lsh-$r
+  python3 bench/gpu/llama1b.py /tmp/lockstep-bench > "$OUT/model.log" 2>&1 || { tail "$OUT/model.log"; exit 1; }
+}
+find_ncu() {
+  ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+}
 case "$1" in
 bits)
   gpu-bundle/probe/copy > "$OUT/probe.txt" 2>&1; cat "$OUT/probe.txt"
   exec bash docs/gpu-runs/2026-12-06-group/commands.sh bits "$r"
   ;;
 host)
-  h=/tmp/lsh-$r/host; mkdir -p /tmp/lsh-$r; tar xJf gpu-bundle/$r/host.tar.xz -C /tmp/lsh-$r
-  python3 bench/gpu/llama1b.py /tmp/lockstep-bench > "$OUT/model.log" 2>&1 || { tail "$OUT/model.log"; exit 1; }
+  host_setup
   for round in 1 2; do
     for x in old new; do
       for c in 1 8 64; do
@@ -55,7 +63,7 @@ host)
     echo "events rc=$?" >> "$OUT/events64-$x.log"; grep -A3 "^cuda profile" "$OUT/events64-$x.log" | cut -c1-300
     grep "^batched" "$OUT/events64-$x.log"
   done
-  ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+  find_ncu
   # A call is about 167 launches: skip the prefill calls, then one decode call.
   for c in 1 64; do
     skip=$((c == 1 ? 400 : 6680))
@@ -79,9 +87,7 @@ esac
 #                        chunk statistics), 402 (their merge), 403 (o_proj),
 #                        405 (a norm's sum, one block) and 413 (q/k/v)
 if [ "$1" = ncu ]; then
-  h=/tmp/lsh-$r/host; mkdir -p /tmp/lsh-$r; tar xJf gpu-bundle/$r/host.tar.xz -C /tmp/lsh-$r
-  python3 bench/gpu/llama1b.py /tmp/lockstep-bench > "$OUT/model.log" 2>&1 || { tail "$OUT/model.log"; exit 1; }
-  ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+  host_setup; find_ncu
   for id in 401 402 403 405 413; do
     timeout 100 $ncu --set full --launch-skip $id --launch-count 1 --print-details all \
       $h/run-new bench $h/llama1b.lsa --device cuda --only batched --requests 1 --prompt-len 128 \
@@ -90,8 +96,7 @@ if [ "$1" = ncu ]; then
   done
 fi
 if [ "$1" = pdl ]; then
-  h=/tmp/lsh-$r/host; mkdir -p /tmp/lsh-$r; tar xJf gpu-bundle/$r/host.tar.xz -C /tmp/lsh-$r
-  python3 bench/gpu/llama1b.py /tmp/lockstep-bench > "$OUT/model.log" 2>&1 || { tail "$OUT/model.log"; exit 1; }
+  host_setup
   for round in 1 2; do
     for x in old new plain; do
       run=$h/run-new; lsa=$h/llama1b.lsa; pdl=1
@@ -110,9 +115,7 @@ fi
 #                        128: the prefill takes 32 calls of about 370
 #                        launches; 40 calls are skipped), run-new
 if [ "$1" = ncu64 ]; then
-  h=/tmp/lsh-$r/host; mkdir -p /tmp/lsh-$r; tar xJf gpu-bundle/$r/host.tar.xz -C /tmp/lsh-$r
-  python3 bench/gpu/llama1b.py /tmp/lockstep-bench > "$OUT/model.log" 2>&1 || { tail "$OUT/model.log"; exit 1; }
-  ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+  host_setup; find_ncu
   timeout 280 $ncu --csv --page raw --launch-skip 14800 --launch-count 370 \
     --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size,launch__registers_per_thread \
     $h/run-new bench $h/llama1b.lsa --device cuda --only batched --requests 64 --prompt-len 128 \
