@@ -974,6 +974,47 @@ def CpuPagedAttention : Pass<"lockstep-cpu-paged-attention", "mlir::func::FuncOp
                            "::mlir::bufferization::BufferizationDialect"];
 }
 
+def FusePoolWrites : Pass<"lockstep-fuse-pool-writes", "mlir::func::FuncOp"> {
+  let summary = "Write the ragged step's new key and value rows into the pools from the loop that computes them";
+  let description = [{
+    Runs on the bufferized step for `--target=cuda`, after
+    convert-linalg-to-parallel-loops and lockstep-promote-accumulators and
+    before lockstep-map-to-gpu. The ragged step writes each token's new
+    key (or value) row into its slot of the paged pool with an `scf.for`
+    marked `lockstep.disjoint_iterations`, over the tokens: the slot
+    computed from the token's request, position and block table (reads
+    only), then an `scf.parallel` copying `rows[0, .., t, ..]` (a subview
+    of the rows' buffer at the token in one dim) to the slot. The rows come
+    from the parallel loop before it that computes them (RoPE of k, v's
+    transpose), each element stored once by one thread.
+
+    That loop (one `memref.store` of the rows' buffer, directly in its
+    body, at its induction variables, from 0 by 1, every dim but the
+    token's with the buffer's static size as its bound) is moved down to
+    the copy's place and, after its store, also computes the slot of its
+    token `t` and stores the same value at the element's place in the
+    pool, if `t` is below the copy loop's bound. The copy loop goes. The
+    move is made only when no op between the two writes what the producer
+    reads or touches what it writes, and the slot's reads touch nothing it
+    writes; the step's arguments count as distinct buffers (the runtime
+    binds each to memory of its own). Every element of the pool gets the
+    same f32 as before, from the same register: no bit changes, and the
+    step loses a kernel per pool per layer (a decode step of a Llama of 18
+    layers, 36 launches).
+
+    Example: `scf.parallel (%a, %h, %t, %d) { ...; store %v, %k[%a, %h, %t,
+    %d] }` then `scf.for %t { %slot = ...; %row = subview %k[0, 0, %t, 0]
+    [1, 8, 1, 64]; %dst = subview %pool[%slot...]; scf.parallel (%i, %j)
+    { store (load %row[%i, %j]), %dst[%i, %j] } }` becomes the first loop
+    with, after its store, `scf.if %t < T { %slot = ...; %dst = subview
+    %pool[...]; store %v, %dst[%h, %d] }`.
+  }];
+  let statistics = [
+    Statistic<"numFused", "fused", "pool writes done by the loop computing the rows">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
+}
+
 def MapToGPU : Pass<"lockstep-map-to-gpu", "mlir::func::FuncOp"> {
   let summary = "Put every part of a bufferized step that touches data in a gpu.launch";
   let description = [{
