@@ -1015,6 +1015,99 @@ def FusePoolWrites : Pass<"lockstep-fuse-pool-writes", "mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
 }
 
+def FuseRows : Pass<"lockstep-fuse-rows", "mlir::func::FuncOp"> {
+  let summary = "Run consecutive parallel loops over the same rows as one kernel of a block a row";
+  let description = [{
+    Runs on the bufferized step for `--target=cuda`, after
+    convert-linalg-to-parallel-loops, lockstep-promote-accumulators and
+    lockstep-fuse-pool-writes, and before lockstep-warp-reductions and
+    lockstep-map-to-gpu. A residual add, a norm's chunk sums and its
+    scaling ([1, T, 2048], [1, T, 8] and [1, T, 2048] at hidden 2048) are
+    three kernels there, each a few microseconds at a decode step however
+    little it does.
+
+    A phase is a host-level `scf.parallel` from 0 by 1 whose dims up to its
+    last dynamic one are its rows and whose other dims are static (its
+    points a row, at most 8192), with only `memref.load` and `memref.store`
+    touching memory. Consecutive phases (with ops between them that touch no memory but allocate, such
+    as reshapes and `memref.dim`) form a group when their rows have the
+    same extents (constants, or sizes resolved through `memref.dim` of
+    allocations and reshapes) and every access, by any of them, to a
+    buffer that one of them writes is at its own row: the buffer's leading
+    dims are the rows (through reshapes that keep them), indexed by the
+    phase's row induction variables (or 0 on a row dim of extent 1), and
+    each phase after the first reads a buffer that one before it writes
+    (loops that do not depend on each other are left to
+    lockstep-fuse-siblings). A group of two or more becomes one
+    `gpu.launch` at its last phase's place: a block a row, running each
+    phase's points of its row in turn, a thread a point (strided), with a
+    `gpu.barrier` between phases. A phase that lockstep-warp-reductions
+    would give a warp a point (see lockstep/GPU/WarpFold.h) gets one here
+    too, the block's warps taking its points in turn. A block has as many
+    threads as the widest phase's work a row (points, or 32 lanes a warp's
+    point), in whole warps, at most 512.
+
+    No block reads or writes another's rows of the buffers the group
+    writes, and the barrier makes a phase's writes visible to the block's
+    next phase, so each point reads what it read before. Each point runs
+    the same ops in the same order (a warp's fold too): no bit changes, and
+    a norm with its residual add is one kernel instead of three. The step's
+    arguments count as distinct buffers, as in lockstep-fuse-pool-writes.
+
+    Example: `scf.parallel (%a, %t, %c) = (0, 0, 0) to (1, %T, 8) {
+    partial sums of x[%a, %t, %c, :] }` then `scf.parallel (%a, %t, %j) =
+    (0, 0, 0) to (1, %T, 2048) { y = x[%a, %t, %j] * f(sums[0, %t, :]) }`
+    becomes `gpu.launch blocks(%T) threads(512)`: warps 0-7 fold the 8
+    sums of the block's row, a barrier, then each thread 4 of its 2048
+    columns of y.
+  }];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "kernels of a block a row">,
+    Statistic<"numFused", "fused", "parallel loops run in them">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def FuseSiblings : Pass<"lockstep-fuse-siblings", "mlir::func::FuncOp"> {
+  let summary = "Launch consecutive independent parallel loops as one kernel over all their points";
+  let description = [{
+    Runs on the bufferized step for `--target=cuda`, after
+    lockstep-warp-reductions (whose loops are launches by then) and right
+    before lockstep-map-to-gpu, which would launch each remaining
+    host-level `scf.parallel` on its own, a thread a point. After a
+    decode step's q/k/v projection come three such loops that do not
+    depend on each other (RoPE of q, RoPE of k with its pool write, v's
+    transpose with its pool write), each a few microseconds however little
+    it does.
+
+    Consecutive host-level parallel loops (with ops between them that touch
+    no memory but allocate) whose only memory accesses are `memref.load`
+    and `memref.store` form a group while none of them writes a buffer that
+    another reads or writes (by the roots of their views; the step's
+    arguments count as distinct buffers, as in lockstep-fuse-pool-writes).
+    A group of two or more becomes one `gpu.launch` at the last loop's
+    place over N1 + N2 + ... points (256 threads a block, as
+    lockstep-map-to-gpu): thread `id` runs point `id - (N1 + ... + Ni-1)`
+    of loop i when it falls in its range. The loops never read each
+    other's results, so running them side by side reads what each read
+    before, and each point runs the same ops in the same order: no bit
+    changes, and the three loops after a q/k/v projection are one kernel.
+
+    Example: `scf.parallel (%i) = (0) to (%n) { store f(x[%i]), y[%i] }`
+    then `scf.parallel (%j) = (0) to (64) { store g(u[%j]), v[%j] }`
+    becomes `gpu.launch blocks(ceil((%n + 64) / 256)) threads(...)` with
+    `if id < %n { y[id] = f(x[id]) }` and `if %n <= id < %n + 64 { v[id -
+    %n] = g(u[id - %n]) }`.
+  }];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "kernels over several loops' points">,
+    Statistic<"numFused", "fused", "parallel loops run in them">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def MapToGPU : Pass<"lockstep-map-to-gpu", "mlir::func::FuncOp"> {
   let summary = "Put every part of a bufferized step that touches data in a gpu.launch";
   let description = [{
