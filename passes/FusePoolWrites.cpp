@@ -10,6 +10,7 @@
 // per layer. See the pass's description in Passes.td.
 //
 //===----------------------------------------------------------------------===//
+#include "lockstep/GPU/StepBuffers.h"
 #include "lockstep/Passes/Passes.h"
 #include "lockstep/Reductions/Chunking.h"
 #include "lockstep/Reductions/Contraction.h"
@@ -19,7 +20,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
 
 namespace lockstep {
 #define GEN_PASS_DEF_FUSEPOOLWRITES
@@ -30,27 +30,6 @@ using namespace mlir;
 using lockstep::rootOf;
 
 namespace {
-
-/// Whether buffers with roots `a` and `b` may overlap. Allocations and
-/// globals are their own buffers; the step's arguments are distinct
-/// buffers (the runtime binds every input, weight, pool and output to
-/// memory of its own: runtime/Exec.cpp), so two different arguments do not
-/// overlap. A root made any other way may be any buffer.
-bool mayOverlap(Value a, Value b) {
-  if (a == b)
-    return true;
-  auto known = [](Value v) {
-    Operation *d = v.getDefiningOp();
-    if (d)
-      return isa<memref::AllocOp, memref::AllocaOp, memref::GetGlobalOp>(d);
-    auto arg = dyn_cast<BlockArgument>(v);
-    return arg && isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
-  };
-  if (!known(a) || !known(b))
-    return true;
-  auto ga = a.getDefiningOp<memref::GetGlobalOp>(), gb = b.getDefiningOp<memref::GetGlobalOp>();
-  return ga && gb && ga.getName() == gb.getName();
-}
 
 std::optional<int64_t> constant(Value v) {
   APInt c;
@@ -157,7 +136,7 @@ memref::StoreOp producerStore(scf::ParallelOp p, const RowCopy &c) {
   if (!lockstep::memoryAccesses(p, accesses))
     return nullptr;
   for (auto [op, m] : accesses) {
-    if (!mayOverlap(rootOf(m), rootOf(c.rows)))
+    if (!lockstep::stepBuffersMayOverlap(rootOf(m), rootOf(c.rows)))
       continue;
     auto s = dyn_cast<memref::StoreOp>(op);
     if (!s || store || s->getBlock() != p.getBody() || s.getMemRef() != c.rows)
@@ -184,7 +163,7 @@ bool touches(Operation *op, ArrayRef<Value> roots, bool writesOnly) {
     if (writesOnly && !hasEffect<MemoryEffects::Write>(inner))
       continue;
     for (Value r : roots)
-      if (mayOverlap(rootOf(m), r))
+      if (lockstep::stepBuffersMayOverlap(rootOf(m), r))
         return true;
   }
   return false;

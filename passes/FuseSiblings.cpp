@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "lockstep/GPU/ParallelPoints.h"
+#include "lockstep/GPU/StepBuffers.h"
 #include "lockstep/Passes/Passes.h"
 #include "lockstep/Reductions/Contraction.h"
 
@@ -19,7 +20,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace lockstep {
@@ -33,23 +33,6 @@ using lockstep::rootOf;
 namespace {
 
 constexpr int64_t kBlock = 256; // as lockstep-map-to-gpu
-
-/// Whether buffers with roots `a` and `b` may overlap (the step's arguments
-/// are distinct buffers: see lockstep-fuse-pool-writes).
-bool mayOverlap(Value a, Value b) {
-  if (a == b)
-    return true;
-  auto known = [](Value v) {
-    if (Operation *d = v.getDefiningOp())
-      return isa<memref::AllocOp, memref::AllocaOp, memref::GetGlobalOp>(d);
-    auto arg = dyn_cast<BlockArgument>(v);
-    return arg && isa<FunctionOpInterface>(arg.getOwner()->getParentOp());
-  };
-  if (!known(a) || !known(b))
-    return true;
-  auto ga = a.getDefiningOp<memref::GetGlobalOp>(), gb = b.getDefiningOp<memref::GetGlobalOp>();
-  return ga && gb && ga.getName() == gb.getName();
-}
 
 /// A loop of a group, with the roots of the buffers it reads and writes.
 struct Sibling {
@@ -75,7 +58,7 @@ std::optional<Sibling> asSibling(scf::ParallelOp p) {
 bool overlaps(ArrayRef<Value> a, ArrayRef<Value> b) {
   for (Value x : a)
     for (Value y : b)
-      if (mayOverlap(x, y))
+      if (lockstep::stepBuffersMayOverlap(x, y))
         return true;
   return false;
 }

@@ -67,7 +67,7 @@ mlir::LogicalResult lockstep::buildCUDACodegenPipeline(mlir::OpPassManager &pm,
       "func.func(lockstep-lower-copies, lockstep-reductions-innermost, lockstep-tile-contractions" +
       (options.gpuTiles.empty() ? std::string() : "{shapes=\"" + options.gpuTiles + "\"}") +
       ", lockstep-forward-fills, convert-linalg-to-parallel-loops,"
-      " lockstep-promote-accumulators, lockstep-fuse-pool-writes, lockstep-fuse-rows,"
+      " lockstep-promote-accumulators, lockstep-fuse-pool-writes,"
       " lockstep-warp-reductions, lockstep-fuse-siblings, lockstep-map-to-gpu),"
       "gpu-launch-sink-index-computations, gpu-kernel-outlining,"
       "gpu.module(lockstep-gpu-exact-math, lockstep-align-workgroup-memory),"

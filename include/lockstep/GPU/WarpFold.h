@@ -7,7 +7,8 @@
 // each received by a shuffle from the lane that made it; lane 0 runs what
 // follows the loop. The fold is the same ops, on the same values, in the
 // same order. Used by lockstep-warp-reductions (a warp a point of the whole
-// loop) and lockstep-fuse-rows (a warp a point of a row's phase).
+// loop); a kernel that runs several loops' points may give a warp to one of
+// them the same way.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOCKSTEP_GPU_WARPFOLD_H

@@ -1015,60 +1015,6 @@ def FusePoolWrites : Pass<"lockstep-fuse-pool-writes", "mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::arith::ArithDialect"];
 }
 
-def FuseRows : Pass<"lockstep-fuse-rows", "mlir::func::FuncOp"> {
-  let summary = "Run consecutive parallel loops over the same rows as one kernel of a block a row";
-  let description = [{
-    Runs on the bufferized step for `--target=cuda`, after
-    convert-linalg-to-parallel-loops, lockstep-promote-accumulators and
-    lockstep-fuse-pool-writes, and before lockstep-warp-reductions and
-    lockstep-map-to-gpu. A residual add, a norm's chunk sums and its
-    scaling ([1, T, 2048], [1, T, 8] and [1, T, 2048] at hidden 2048) are
-    three kernels there, each a few microseconds at a decode step however
-    little it does.
-
-    A phase is a host-level `scf.parallel` from 0 by 1 whose dims up to its
-    last dynamic one are its rows and whose other dims are static (its
-    points a row, at most 8192), with only `memref.load` and `memref.store`
-    touching memory. Consecutive phases (with ops between them that touch no memory but allocate, such
-    as reshapes and `memref.dim`) form a group when their rows have the
-    same extents (constants, or sizes resolved through `memref.dim` of
-    allocations and reshapes) and every access, by any of them, to a
-    buffer that one of them writes is at its own row: the buffer's leading
-    dims are the rows (through reshapes that keep them), indexed by the
-    phase's row induction variables (or 0 on a row dim of extent 1), and
-    each phase after the first reads a buffer that one before it writes
-    (loops that do not depend on each other are left to
-    lockstep-fuse-siblings). A group of two or more becomes one
-    `gpu.launch` at its last phase's place: a block a row, running each
-    phase's points of its row in turn, a thread a point (strided), with a
-    `gpu.barrier` between phases. A phase that lockstep-warp-reductions
-    would give a warp a point (see lockstep/GPU/WarpFold.h) gets one here
-    too, the block's warps taking its points in turn. A block has as many
-    threads as the widest phase's work a row (points, or 32 lanes a warp's
-    point), in whole warps, at most 512.
-
-    No block reads or writes another's rows of the buffers the group
-    writes, and the barrier makes a phase's writes visible to the block's
-    next phase, so each point reads what it read before. Each point runs
-    the same ops in the same order (a warp's fold too): no bit changes, and
-    a norm with its residual add is one kernel instead of three. The step's
-    arguments count as distinct buffers, as in lockstep-fuse-pool-writes.
-
-    Example: `scf.parallel (%a, %t, %c) = (0, 0, 0) to (1, %T, 8) {
-    partial sums of x[%a, %t, %c, :] }` then `scf.parallel (%a, %t, %j) =
-    (0, 0, 0) to (1, %T, 2048) { y = x[%a, %t, %j] * f(sums[0, %t, :]) }`
-    becomes `gpu.launch blocks(%T) threads(512)`: warps 0-7 fold the 8
-    sums of the block's row, a barrier, then each thread 4 of its 2048
-    columns of y.
-  }];
-  let statistics = [
-    Statistic<"numKernels", "kernels", "kernels of a block a row">,
-    Statistic<"numFused", "fused", "parallel loops run in them">
-  ];
-  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::scf::SCFDialect",
-                           "::mlir::arith::ArithDialect"];
-}
-
 def FuseSiblings : Pass<"lockstep-fuse-siblings", "mlir::func::FuncOp"> {
   let summary = "Launch consecutive independent parallel loops as one kernel over all their points";
   let description = [{
