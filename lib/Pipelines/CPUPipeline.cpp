@@ -140,6 +140,7 @@ lockstep::buildCPUCodegenPipeline(mlir::OpPassManager &pm,
       "func.func(" + linalgPassText(options) + ", lockstep-expand-math, lockstep-fuse-elementwise, lockstep-outputs-to-args),"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
+      "lockstep-record-pool-writes,"
       "buffer-deallocation-pipeline,"
       "func.func(lockstep-lower-copies, lockstep-cpu-microkernels" +
       std::string(options.cpuLevel == kCpuLevelV4 ? "{lanes=16 cols=32 rows=8 panel-rows=8 strip-rows=8}"

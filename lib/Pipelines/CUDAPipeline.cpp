@@ -63,6 +63,7 @@ mlir::LogicalResult lockstep::buildCUDACodegenPipeline(mlir::OpPassManager &pm,
       "eliminate-empty-tensors,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
+      "lockstep-record-pool-writes,"
       "buffer-deallocation-pipeline,"
       "func.func(lockstep-lower-copies, lockstep-reductions-innermost, lockstep-tile-contractions" +
       (options.gpuTiles.empty() ? std::string() : "{shapes=\"" + options.gpuTiles + "\"}") +

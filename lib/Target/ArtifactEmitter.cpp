@@ -11,6 +11,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/ADT/StringMap.h"
+
+#include <algorithm>
 #include "lockstep/Artifact/ServingKeys.h"
 
 using namespace mlir;
@@ -83,6 +85,19 @@ std::vector<rt::KernelLaunch> launchPlanOf(ModuleOp module) {
   return plan;
 }
 
+/// Whether the lowered module's code writes the new rows of every one of the
+/// `streams` cache streams into their pools (lockstep-record-pool-writes).
+bool writesAllPools(ModuleOp m, size_t streams) {
+  auto written = m->getAttrOfType<DenseI64ArrayAttr>("lockstep.pool_writes");
+  if (!written)
+    return false;
+  std::vector<bool> seen(streams, false);
+  for (int64_t s : written.asArrayRef())
+    if (s >= 0 && size_t(s) < streams)
+      seen[size_t(s)] = true;
+  return streams > 0 && std::find(seen.begin(), seen.end(), false) == seen.end();
+}
+
 } // namespace
 
 LogicalResult lockstep::emitArtifact(ModuleOp module, const std::string &path,
@@ -105,11 +120,18 @@ LogicalResult lockstep::emitArtifact(ModuleOp module, const std::string &path,
   meta.properties.push_back(
       {"attention", options.codegen.recognizeAttention ? "recognized" : "decomposed"});
   std::string notServable;
+  // The ragged step's cache streams: whether the code writes their pools is
+  // known once each target's pipeline has run.
+  size_t raggedStreams = 0;
+  bool poolsWritten = true;
   if (isRaggedStep(func)) {
     auto props = raggedStepProperties(func, notServable);
     if (!props)
       return func.emitError(notServable);
     meta.properties.insert(meta.properties.end(), props->begin(), props->end());
+    for (auto &[key, value] : *props)
+      if (key == K::kCacheStreams)
+        raggedStreams = std::stoul(value);
   } else if (auto roles = findServingRoles(func, notServable)) {
     for (auto &p : servingProperties(*roles))
       meta.properties.push_back(p);
@@ -188,6 +210,7 @@ LogicalResult lockstep::emitArtifact(ModuleOp module, const std::string &path,
     PassManager pm(m.getContext());
     if (failed(buildCUDACodegenPipeline(pm, options.codegen)) || failed(pm.run(m)))
       return failure();
+    poolsWritten = poolsWritten && writesAllPools(m, raggedStreams);
     if (!emitSharedObject(m, cudaObject, error))
       return m.emitError(error);
     std::vector<rt::KernelText> list;
@@ -209,6 +232,7 @@ LogicalResult lockstep::emitArtifact(ModuleOp module, const std::string &path,
     PassManager pm(copy->getContext());
     if (failed(buildCPUCodegenPipeline(pm, v4)) || failed(pm.run(*copy)))
       return failure();
+    poolsWritten = poolsWritten && writesAllPools(*copy, raggedStreams);
     if (!emitSharedObject(*copy, cpuObjectV4, error, kCpuLevelV4))
       return copy->emitError(error);
     code.cpuV4 = bytesOf(cpuObjectV4);
@@ -217,10 +241,13 @@ LogicalResult lockstep::emitArtifact(ModuleOp module, const std::string &path,
     PassManager pm(module.getContext());
     if (failed(buildCPUCodegenPipeline(pm, options.codegen)) || failed(pm.run(module)))
       return failure();
+    poolsWritten = poolsWritten && writesAllPools(module, raggedStreams);
     if (!emitSharedObject(module, cpuObject, error, options.codegen.cpuLevel))
       return module.emitError(error);
     code.cpu = bytesOf(cpuObject);
   }
+  if (raggedStreams > 0 && poolsWritten)
+    meta.properties.push_back({K::kPoolWrites, K::kPoolWritesStep});
   code.tokenizer = bytesOf(options.tokenizerJson);
   if (!rt::writeArtifact(path, meta, code, embedded, error))
     return module.emitError(error);

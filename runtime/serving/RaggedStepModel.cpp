@@ -216,6 +216,14 @@ RaggedStepModel::create(const LoadedArtifact &artifact, const CpuModule &module,
       error = "input " + quoted(m.inputs[i].name) + " has no serving role";
       return nullptr;
     }
+  if (auto w = property(m, K::kPoolWrites)) {
+    if (*w != K::kPoolWritesStep) {
+      error = std::string("bad ") + K::kPoolWrites + " '" + escapeText(*w) + "' (want '" +
+              K::kPoolWritesStep + "')";
+      return nullptr;
+    }
+    g->stepWritesPools = true;
+  }
   g->cacheStreams = int64_t(g->streams.size());
   return g;
 }
@@ -336,6 +344,17 @@ bool RaggedStepModel::writeRows(const StepBatch &batch, KVCache &kv, const KeptO
   const ArtifactMeta &m = artifact.meta();
   size_t R = batch.contextLens.size();
   int64_t T = int64_t(batch.tokens.size());
+  for (const Stream &st : streams) {
+    const OutputBuffer &o = outputs[st.output];
+    if (o.shape() != std::vector<int64_t>{1, st.heads, T, st.dim}) {
+      error = "output " + quoted(m.outputs[st.output].name) + " is not [1, " +
+              std::to_string(st.heads) + ", " + std::to_string(T) + ", " +
+              std::to_string(st.dim) + "]";
+      return false;
+    }
+  }
+  if (stepWritesPools) // the rows are in the pools already
+    return true;
   // Each token's row in the pools: (its request's block table, its position).
   slots.resize(size_t(T));
   for (size_t r = 0; r < R; ++r)
@@ -348,12 +367,6 @@ bool RaggedStepModel::writeRows(const StepBatch &batch, KVCache &kv, const KeptO
   for (size_t s = 0; s < streams.size(); ++s) {
     const Stream &st = streams[s];
     const OutputBuffer &o = outputs[st.output];
-    if (o.shape() != std::vector<int64_t>{1, st.heads, T, st.dim}) {
-      error = "output " + quoted(m.outputs[st.output].name) + " is not [1, " +
-              std::to_string(st.heads) + ", " + std::to_string(T) + ", " +
-              std::to_string(st.dim) + "]";
-      return false;
-    }
     if (device) {
       if (!device->scatterRows(static_cast<const float *>(kept.at[st.output]), kv.streamPool(s),
                                static_cast<const int64_t *>(deviceSlots), T, st.heads,

@@ -76,12 +76,13 @@ struct Loaded {
   CpuModule module;
 };
 
-/// Writes and loads an artifact of `meta`, with the fixture's code when
-/// `withCode` (else bytes that are never loaded as code).
-void load(const ArtifactMeta &meta, bool withCode, Loaded &l) {
+/// Writes and loads an artifact of `meta`, with the fixture's code (`so`)
+/// when `withCode` (else bytes that are never loaded as code).
+void load(const ArtifactMeta &meta, bool withCode, Loaded &l,
+          const char *so = LOCKSTEP_TEST_RAGGED_SO) {
   std::vector<uint8_t> code = {0x7f, 'E', 'L', 'F'};
   if (withCode)
-    code = readFile(LOCKSTEP_TEST_RAGGED_SO);
+    code = readFile(so);
   std::string path = l.dir.path + "/model.lsa", error;
   ArtifactMeta m = meta;
   ASSERT_TRUE(writeArtifact(path, m, {code.data(), code.size()}, {}, error)) << error;
@@ -226,11 +227,12 @@ TEST(RaggedStep, RefusesBadRoles) {
          "input 'pid' has no serving role");
 }
 
-// The toy model through the engine: every generated token's logits row is
-// the direct computation on the whole sequence, bit for bit.
-TEST(RaggedStep, ServesLikeTheReference) {
-  Loaded l;
-  load(raggedMeta(), true, l);
+namespace {
+
+/// Runs someRequests() through the engine (chunked prefill mixed with
+/// decodes) and counts the generated tokens whose logits row differs, in
+/// any bit, from the direct computation on the whole sequence.
+void countMismatches(const Loaded &l, int64_t &mismatches) {
   std::string error;
   auto model = createServingModel(l.artifact, l.module, error);
   ASSERT_TRUE(model) << error;
@@ -253,9 +255,82 @@ TEST(RaggedStep, ServesLikeTheReference) {
       std::vector<float> want = referenceRow(seq, int64_t(seq.size()) - 1);
       std::vector<float> got(r.logits.begin() + long(k * RAGGED_V),
                              r.logits.begin() + long((k + 1) * RAGGED_V));
-      EXPECT_EQ(floatBytes(got), floatBytes(want)) << "request " << i << " token " << k;
+      mismatches += floatBytes(got) != floatBytes(want);
       seq.push_back(r.generated[k]);
     }
+  }
+}
+
+} // namespace
+
+// The toy model through the engine: every generated token's logits row is
+// the direct computation on the whole sequence, bit for bit.
+TEST(RaggedStep, ServesLikeTheReference) {
+  Loaded l;
+  load(raggedMeta(), true, l);
+  int64_t mismatches = 0;
+  countMismatches(l, mismatches);
+  EXPECT_EQ(mismatches, 0);
+}
+
+// With serving.ragged.pool_writes = step the runtime leaves the pools to
+// the step: a step that writes them serves like the reference (and a step
+// that writes them while the runtime copies too, without the property,
+// also does); a step that does not write them, with the property, gets
+// wrong logits once a request reads its past, which shows the runtime did
+// not copy.
+TEST(RaggedStep, StepWrittenPools) {
+  ArtifactMeta writes = raggedMeta();
+  setProperty(writes, "serving.ragged.pool_writes", "step");
+  int64_t mismatches = 0;
+  {
+    Loaded l;
+    load(writes, true, l, LOCKSTEP_TEST_RAGGED_WRITES_SO);
+    countMismatches(l, mismatches);
+    EXPECT_EQ(mismatches, 0);
+  }
+  {
+    Loaded l;
+    load(raggedMeta(), true, l, LOCKSTEP_TEST_RAGGED_WRITES_SO);
+    countMismatches(l, mismatches);
+    EXPECT_EQ(mismatches, 0);
+  }
+  {
+    Loaded l;
+    load(writes, true, l);
+    countMismatches(l, mismatches);
+    EXPECT_GT(mismatches, 0);
+  }
+  ArtifactMeta bad = raggedMeta();
+  setProperty(bad, "serving.ragged.pool_writes", "runtime");
+  Loaded l;
+  load(bad, false, l);
+  std::string error;
+  EXPECT_FALSE(createServingModel(l.artifact, l.module, error));
+  EXPECT_EQ(error, "bad serving.ragged.pool_writes 'runtime' (want 'step')");
+}
+
+// The step-written pools under fuzzed schedules (preemption by recompute
+// and swap, eviction): the logits of each request alone.
+TEST(RaggedStep, StepWrittenPoolsUnderFuzzedSchedules) {
+  ArtifactMeta writes = raggedMeta();
+  setProperty(writes, "serving.ragged.pool_writes", "step");
+  Loaded l;
+  load(writes, true, l, LOCKSTEP_TEST_RAGGED_WRITES_SO);
+  std::string error;
+  auto model = createServingModel(l.artifact, l.module, error);
+  ASSERT_TRUE(model) << error;
+  CacheConfigFn cache = cacheConfigOf(*model);
+  std::vector<Request> rs = someRequests();
+  ScheduleRun baseline;
+  ASSERT_TRUE(runSchedule(*model, cache, baselineSetup(rs, 5), rs, baseline, error))
+      << error;
+  for (int64_t k = 0; k < 6; ++k) {
+    ScheduleSetup setup = drawSchedule(11, k, rs, 5);
+    ScheduleRun run;
+    ASSERT_TRUE(runSchedule(*model, cache, setup, rs, run, error)) << error;
+    Comparison c = compareRuns(baseline, run, setup, rs, 5);
+    EXPECT_EQ(c.mismatches, 0) << (c.first ? describeMismatch(*c.first) : "");
   }
 }
 
@@ -431,6 +506,35 @@ TEST(RaggedStep, DevicePathMatchesTheHostPath) {
   EXPECT_GT(device.scatters, 0);
   EXPECT_GT(device.uploads, 0);
   EXPECT_GT(device.swaps, 0);
+}
+
+// With serving.ragged.pool_writes = step the device path launches no
+// scatter: the step's own writes fill the pools, and fuzzed schedules on
+// the device give the host's baseline.
+TEST(RaggedStep, DevicePathLeavesStepWrittenPoolsAlone) {
+  ArtifactMeta writes = raggedMeta();
+  setProperty(writes, "serving.ragged.pool_writes", "step");
+  Loaded l;
+  load(writes, true, l, LOCKSTEP_TEST_RAGGED_WRITES_SO);
+  std::string error;
+  auto host = createServingModel(l.artifact, l.module, error);
+  ASSERT_TRUE(host) << error;
+  HostDevice device;
+  auto onDevice = createServingModel(l.artifact, l.module, error, &device);
+  ASSERT_TRUE(onDevice) << error;
+  CacheConfigFn cache = cacheConfigOf(*host);
+  std::vector<Request> rs = someRequests();
+  ScheduleRun baseline;
+  ASSERT_TRUE(runSchedule(*host, cache, baselineSetup(rs, 5), rs, baseline, error)) << error;
+  for (int64_t k = 0; k < 6; ++k) {
+    ScheduleSetup setup = drawSchedule(13, k, rs, 5);
+    ScheduleRun run;
+    ASSERT_TRUE(runSchedule(*onDevice, cache, setup, rs, run, error)) << error;
+    Comparison c = compareRuns(baseline, run, setup, rs, 5);
+    EXPECT_EQ(c.mismatches, 0) << (c.first ? describeMismatch(*c.first) : "");
+  }
+  EXPECT_GT(device.pools, 0);
+  EXPECT_EQ(device.scatters, 0);
 }
 
 // A swap whose copy out of device memory fails changes nothing.

@@ -30,6 +30,11 @@ inline constexpr const char *kRaggedPositions = "serving.ragged.positions";
 inline constexpr const char *kSeqStarts = "serving.ragged.seq_starts";
 inline constexpr const char *kBlockTables = "serving.ragged.block_tables";
 inline constexpr const char *kLogitRows = "serving.ragged.logit_rows";
+/// "step" when the step's own code writes the new rows of every cache stream
+/// into the pools (lockstep-record-pool-writes); absent: the runtime copies
+/// the NEW outputs into the pools after the call.
+inline constexpr const char *kPoolWrites = "serving.ragged.pool_writes";
+inline constexpr const char *kPoolWritesStep = "step";
 
 // The exported graph's symbols.
 inline constexpr const char *kBatch = "serving.batch";

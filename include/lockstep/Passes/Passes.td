@@ -1229,6 +1229,34 @@ def PTXGate : Pass<"lockstep-ptx-gate", "mlir::ModuleOp"> {
   ];
 }
 
+def RecordPoolWrites : Pass<"lockstep-record-pool-writes", "mlir::ModuleOp"> {
+  let summary = "Record which KV pools the bufferized ragged step writes itself";
+  let description = [{
+    Runs right after one-shot-bufferize (both targets). The ragged step
+    writes each token's new key and value rows into their slots of the pools
+    (lockstep.paged_attention's expansion); bufferization makes those
+    inserts stores into the pool arguments, unless it had to copy a pool
+    first. This pass finds, on `main`, each argument marked
+    `lockstep.role = "pool.S"` and looks at every op that uses it, through
+    views (subview, collapse_shape, expand_shape, reinterpret_cast, cast)
+    and loops that carry it (an scf.for's iter_arg and result):
+    when one of them writes it (MemoryEffects::Write on that buffer), stream
+    S is written in place. The written streams go into the module's
+    `lockstep.pool_writes` (an array of stream numbers); the artifact emitter
+    writes `serving.ragged.pool_writes = step` when every stream is written
+    by every target's code, and the runtime then skips its own copy of the
+    new rows into the pools. The only writes of a pool in the step are the
+    new rows', so a pool the step writes holds them after the call.
+
+    Example: `func @main(%pool: memref<?x?x2x16xf32> {lockstep.role =
+    "pool.0"}) { %s = memref.subview %pool[...]; memref.copy %rows, %s }`
+    gives the module `lockstep.pool_writes = array<i64: 0>`.
+  }];
+  let statistics = [
+    Statistic<"numWritten", "written", "pool arguments the step writes in place">
+  ];
+}
+
 def DeviceAlloc : Pass<"lockstep-device-alloc", "mlir::ModuleOp"> {
   let summary = "Make the host code of a GPU step allocate device memory";
   let description = [{

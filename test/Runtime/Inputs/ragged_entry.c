@@ -23,7 +23,9 @@
  * j. Positions before the request's first token of the step come from the
  * pools, the others from this step's new rows. Tensors are contiguous and
  * row-major (the runtime's ABI), so sizes are read from the descriptors and
- * strides are not.
+ * strides are not. Built with RAGGED_WRITES_POOLS, the step also writes each
+ * new row into its slot of the pools, as compiled steps do (the artifact then
+ * says serving.ragged.pool_writes = step).
  *===----------------------------------------------------------------------===*/
 #include <stdint.h>
 
@@ -79,4 +81,16 @@ void lockstep_entry(void **args) {
         out[t * RAGGED_V + j] = acc + (float)j;
       }
   }
+#ifdef RAGGED_WRITES_POOLS
+  float *kslots = dataOf(kp, 4), *vslots = dataOf(vp, 4);
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t t = st[r]; t < st[r + 1]; ++t) {
+      int64_t q = posv[t], row = (int64_t)tab[r * MB + q / BS] * BS + q % BS;
+      for (int64_t h = 0; h < RAGGED_H; ++h)
+        for (int64_t d = 0; d < RAGGED_D; ++d) {
+          kslots[(row * RAGGED_H + h) * RAGGED_D + d] = knew[(h * T + t) * RAGGED_D + d];
+          vslots[(row * RAGGED_H + h) * RAGGED_D + d] = vnew[(h * T + t) * RAGGED_D + d];
+        }
+    }
+#endif
 }

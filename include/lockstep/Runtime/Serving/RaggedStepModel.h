@@ -25,6 +25,9 @@
 //     NEW (output)   f32 [batch, H, seq, D], the stream's rows of the T new
 //                    tokens, which the runtime writes after the call to each
 //                    token's slot: (its request's block table, its position)
+//   serving.ragged.pool_writes   (optional) "step": the call itself writes the
+//                                new rows of every stream into the pools at
+//                                those slots, so the runtime does not
 //   serving.ragged.logit_rows    (optional) i64 [rows]: the tokens whose
 //                                logits the step computes (each request's
 //                                logit row, in request order)
@@ -43,9 +46,9 @@
 //
 // On a GPU (a DeviceServing given to create) the pools are device memory
 // and stay there: the call gets them as device tensors, its NEW outputs stay
-// on the device, and the runtime's scatter kernel writes them to each
-// token's slot; only the step's small inputs go up and the logits rows come
-// back.
+// on the device, and (without serving.ragged.pool_writes) the runtime's
+// scatter kernel writes them to each token's slot; only the step's small
+// inputs go up and the logits rows come back.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOCKSTEP_RUNTIME_SERVING_RAGGEDSTEPMODEL_H
@@ -84,8 +87,9 @@ private:
   RaggedStepModel(const LoadedArtifact &a, const CpuModule &m, DeviceServing *d)
       : artifact(a), module(m), device(d) {}
   bool checkBatch(const StepBatch &batch, const KVCache &kv, std::string &error) const;
-  /// Writes the streams' new rows to each token's slot: on the host, or with
-  /// the device's scatter kernel.
+  /// Checks the streams' new rows and, unless the step wrote them itself,
+  /// writes them to each token's slot: on the host, or with the device's
+  /// scatter kernel.
   bool writeRows(const StepBatch &batch, KVCache &kv, const KeptOutputs &kept,
                  std::string &error);
 
@@ -96,6 +100,7 @@ private:
   std::optional<size_t> positions, logitRows;
   std::vector<Stream> streams;
   int64_t vocabSize = 0;
+  bool stepWritesPools = false; // serving.ragged.pool_writes = step
   // Reused from step to step.
   std::vector<int64_t> ids64, pos64;
   std::vector<int32_t> ids32, pos32, tables;
