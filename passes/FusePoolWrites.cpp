@@ -19,7 +19,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/Matchers.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 namespace lockstep {
 #define GEN_PASS_DEF_FUSEPOOLWRITES
@@ -30,13 +30,6 @@ using namespace mlir;
 using lockstep::rootOf;
 
 namespace {
-
-std::optional<int64_t> constant(Value v) {
-  APInt c;
-  if (matchPattern(v, m_ConstantInt(&c)))
-    return c.getSExtValue();
-  return std::nullopt;
-}
 
 /// The rows' copy of a disjoint pool-write loop: `x = load src[ivs]; store
 /// x, dst[ivs]` in a parallel loop from 0 by 1 over static bounds, the last
@@ -60,7 +53,7 @@ std::optional<RowCopy> matchCopy(scf::ForOp f) {
   c.loop = f;
   Block *body = f.getBody();
   if (f.getNumResults() || !f->hasAttr(lockstep::kDisjointIterationsAttr) ||
-      constant(f.getLowerBound()) != 0 || constant(f.getStep()) != 1 ||
+      getConstantIntValue(f.getLowerBound()) != 0 || getConstantIntValue(f.getStep()) != 1 ||
       body->without_terminator().empty())
     return std::nullopt;
   c.copy = dyn_cast<scf::ParallelOp>(*std::prev(body->without_terminator().end()));
@@ -118,8 +111,8 @@ std::optional<RowCopy> matchCopy(scf::ForOp f) {
   if (!found || c.copyDims.size() != c.copy.getNumLoops())
     return std::nullopt;
   for (auto [i, d] : llvm::enumerate(c.copyDims))
-    if (constant(c.copy.getLowerBound()[i]) != 0 || constant(c.copy.getStep()[i]) != 1 ||
-        constant(c.copy.getUpperBound()[i]) != rowsType.getDimSize(d))
+    if (getConstantIntValue(c.copy.getLowerBound()[i]) != 0 || getConstantIntValue(c.copy.getStep()[i]) != 1 ||
+        getConstantIntValue(c.copy.getUpperBound()[i]) != rowsType.getDimSize(d))
       return std::nullopt;
   return c;
 }
@@ -146,9 +139,9 @@ memref::StoreOp producerStore(scf::ParallelOp p, const RowCopy &c) {
   if (!store || store.getIndices() != p.getInductionVars())
     return nullptr;
   for (unsigned d = 0; d < p.getNumLoops(); ++d) {
-    if (constant(p.getLowerBound()[d]) != 0 || constant(p.getStep()[d]) != 1)
+    if (getConstantIntValue(p.getLowerBound()[d]) != 0 || getConstantIntValue(p.getStep()[d]) != 1)
       return nullptr;
-    if (d != c.rowDim && constant(p.getUpperBound()[d]) != type.getDimSize(d))
+    if (d != c.rowDim && getConstantIntValue(p.getUpperBound()[d]) != type.getDimSize(d))
       return nullptr;
   }
   return store;

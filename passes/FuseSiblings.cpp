@@ -32,7 +32,6 @@ using lockstep::rootOf;
 
 namespace {
 
-constexpr int64_t kBlock = 256; // as lockstep-map-to-gpu
 
 /// A loop of a group, with the roots of the buffers it reads and writes.
 struct Sibling {
@@ -147,18 +146,9 @@ struct FuseSiblingsPass : public lockstep::impl::FuseSiblingsBase<FuseSiblingsPa
       total = arith::AddIOp::create(b, loc, total,
                                     lockstep::parallelPointCounts(b, loc, s.loop, c));
     }
-    Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, total, cst(b, 0));
-    auto guard = scf::IfOp::create(b, loc, any, /*withElse=*/false);
-    b.setInsertionPointToStart(&guard.getThenRegion().front());
-    Value grid = arith::CeilDivUIOp::create(b, loc, total, cst(b, kBlock));
-    Value threads = arith::MinUIOp::create(b, loc, total, cst(b, kBlock));
-    Value one = cst(b, 1);
-    auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, threads, one, one);
-    Block &kb = launch.getBody().front();
-    OpBuilder kbb = OpBuilder::atBlockBegin(&kb);
-    Value id = arith::AddIOp::create(
-        kbb, loc, arith::MulIOp::create(kbb, loc, launch.getBlockIds().x, cst(kbb, kBlock)),
-        launch.getThreadIds().x);
+    lockstep::FlatLaunch fl = lockstep::buildFlatLaunch(b, loc, total);
+    OpBuilder &kbb = fl.body;
+    Value id = fl.id;
     for (auto [i, s] : llvm::enumerate(group)) {
       Value end = i + 1 < group.size() ? offsets[i + 1] : total;
       Value from = arith::CmpIOp::create(kbb, loc, arith::CmpIPredicate::uge, id, offsets[i]);
@@ -172,7 +162,6 @@ struct FuseSiblingsPass : public lockstep::impl::FuseSiblingsBase<FuseSiblingsPa
       for (Operation &o : s.loop.getBody()->without_terminator())
         ib.clone(o, map);
     }
-    gpu::TerminatorOp::create(kbb, loc);
     for (Sibling &s : group)
       s.loop.erase();
     ++numKernels;

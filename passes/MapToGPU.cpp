@@ -50,7 +50,6 @@ using lockstep::rootOf;
 
 namespace {
 
-constexpr int64_t kBlock = 256;
 
 bool onStack(Value memref) {
   Operation *d = rootOf(memref).getDefiningOp();
@@ -262,23 +261,10 @@ struct MapToGPUPass : public lockstep::impl::MapToGPUBase<MapToGPUPass> {
     Location loc = p.getLoc();
     SmallVector<Value> counts;
     Value total = lockstep::parallelPointCounts(b, loc, p, counts);
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    Value block = arith::ConstantIndexOp::create(b, loc, kBlock);
-    Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, total, zero);
-    auto guard = scf::IfOp::create(b, loc, any, /*withElse=*/false);
-    b.setInsertionPointToStart(&guard.getThenRegion().front());
-    Value grid = arith::CeilDivUIOp::create(b, loc, total, block);
-    Value threads = b.create<arith::MinUIOp>(loc, total, block);
-    auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, threads, one, one);
-    Block &kb = launch.getBody().front();
-    OpBuilder kbb = OpBuilder::atBlockBegin(&kb);
-    Value id = arith::AddIOp::create(
-        kbb, loc, arith::MulIOp::create(kbb, loc, launch.getBlockIds().x, block),
-        launch.getThreadIds().x);
-    Value in = arith::CmpIOp::create(kbb, loc, arith::CmpIPredicate::ult, id, total);
-    auto inside = scf::IfOp::create(kbb, loc, in, /*withElse=*/false);
-    gpu::TerminatorOp::create(kbb, loc);
+    lockstep::FlatLaunch fl = lockstep::buildFlatLaunch(b, loc, total);
+    Value id = fl.id;
+    Value in = arith::CmpIOp::create(fl.body, loc, arith::CmpIPredicate::ult, id, total);
+    auto inside = scf::IfOp::create(fl.body, loc, in, /*withElse=*/false);
     OpBuilder ib = OpBuilder::atBlockBegin(&inside.getThenRegion().front());
     // Delinearize, last dim fastest.
     IRMapping map;

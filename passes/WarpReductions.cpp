@@ -33,7 +33,6 @@ using namespace mlir;
 namespace {
 
 constexpr int64_t kWarp = lockstep::kWarpLanes;
-constexpr int64_t kBlock = 256; // 8 warps, 8 outputs a block
 
 /// Whether `op` runs on the host: at the top level of the function or only
 /// inside host-level branches.
@@ -65,25 +64,14 @@ struct WarpReductionsPass : public lockstep::impl::WarpReductionsBase<WarpReduct
     };
     SmallVector<Value> counts;
     Value total = lockstep::parallelPointCounts(b, loc, p, counts);
-    Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, total, cst(b, 0));
-    auto guard = scf::IfOp::create(b, loc, any, /*withElse=*/false);
-    b.setInsertionPointToStart(&guard.getThenRegion().front());
     Value lanes = arith::MulIOp::create(b, loc, total, cst(b, kWarp));
-    Value grid = arith::CeilDivUIOp::create(b, loc, lanes, cst(b, kBlock));
-    Value threads = arith::MinUIOp::create(b, loc, lanes, cst(b, kBlock));
-    Value one = cst(b, 1);
-    auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, threads, one, one);
-    Block &kb = launch.getBody().front();
-    OpBuilder kbb = OpBuilder::atBlockBegin(&kb);
-    Value tid = arith::AddIOp::create(
-        kbb, loc, arith::MulIOp::create(kbb, loc, launch.getBlockIds().x, cst(kbb, kBlock)),
-        launch.getThreadIds().x);
-    Value point = arith::DivUIOp::create(kbb, loc, tid, cst(kbb, kWarp));
-    Value lane = arith::RemUIOp::create(kbb, loc, tid, cst(kbb, kWarp));
+    lockstep::FlatLaunch fl = lockstep::buildFlatLaunch(b, loc, lanes);
+    OpBuilder &kbb = fl.body;
+    Value point = arith::DivUIOp::create(kbb, loc, fl.id, cst(kbb, kWarp));
+    Value lane = arith::RemUIOp::create(kbb, loc, fl.id, cst(kbb, kWarp));
     // A warp's lanes share their point: the branch is the whole warp's.
     Value in = arith::CmpIOp::create(kbb, loc, arith::CmpIPredicate::ult, point, total);
     auto inside = scf::IfOp::create(kbb, loc, in, /*withElse=*/false);
-    gpu::TerminatorOp::create(kbb, loc);
     OpBuilder ib = OpBuilder::atBlockBegin(&inside.getThenRegion().front());
     IRMapping map;
     lockstep::mapParallelPoint(ib, loc, p, point, counts, map);

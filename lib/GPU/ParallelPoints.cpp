@@ -36,3 +36,25 @@ void lockstep::mapParallelPoint(OpBuilder &b, Location loc, scf::ParallelOp p, V
     map.map(p.getInductionVars()[d], iv);
   }
 }
+
+lockstep::FlatLaunch lockstep::buildFlatLaunch(OpBuilder &b, Location loc, Value threads) {
+  auto cst = [&](OpBuilder &at, int64_t v) {
+    return arith::ConstantIndexOp::create(at, loc, v).getResult();
+  };
+  Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, threads, cst(b, 0));
+  auto guard = scf::IfOp::create(b, loc, any, /*withElse=*/false);
+  OpBuilder gb = OpBuilder::atBlockBegin(&guard.getThenRegion().front());
+  Value grid = arith::CeilDivUIOp::create(gb, loc, threads, cst(gb, kFlatLaunchBlock));
+  Value block = arith::MinUIOp::create(gb, loc, threads, cst(gb, kFlatLaunchBlock));
+  Value one = cst(gb, 1);
+  auto launch = gpu::LaunchOp::create(gb, loc, grid, one, one, block, one, one);
+  Block &kb = launch.getBody().front();
+  OpBuilder kbb = OpBuilder::atBlockBegin(&kb);
+  Value id = arith::AddIOp::create(
+      kbb, loc,
+      arith::MulIOp::create(kbb, loc, launch.getBlockIds().x, cst(kbb, kFlatLaunchBlock)),
+      launch.getThreadIds().x);
+  gpu::TerminatorOp::create(kbb, loc);
+  kbb.setInsertionPoint(kb.getTerminator());
+  return {launch, id, kbb};
+}

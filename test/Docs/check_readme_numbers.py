@@ -280,7 +280,8 @@ claim("huge Slice end", find(flat("docs/shapes.md"), r"an end of 2\^(\d+) or mor
       find(read("include/lockstep/Shape/ShapeInference.h"), r"kHugeSliceIndex = int64_t\(1\) << (\d+);"),
       "docs/shapes.md")
 claim("GPU block", find(gpu, r"flattened to one dim \((\d+) threads a block"),
-      find(read("passes/MapToGPU.cpp"), r"kBlock = (\d+);"), "docs/gpu.md")
+      find(read("include/lockstep/GPU/ParallelPoints.h"), r"kFlatLaunchBlock = (\d+);"),
+      "docs/gpu.md")
 claim("artifact format", find(gpu, r"The artifact \(format version (\d+),"),
       find(read("include/lockstep/Artifact/Artifact.h"), r"kArtifactFormatVersion = (\d+);"),
       "docs/gpu.md")
