@@ -18,7 +18,8 @@
 # commands.sh bits RUN   scripts/test-gpu on RUN's bundle
 # commands.sh ab RUN     llama1b at 1, 8 and 64 requests (prompt 128, 128 new
 #                        tokens, bench --warmup 1), each of old, mid and new
-#                        in turn, ROUNDS rounds (default 2)
+#                        in turn, ROUNDS rounds (default 2); AB_RUNS and
+#                        AB_CONC pick fewer artifacts and concurrencies
 # commands.sh prof RUN   ncu on new.lsa: the metrics of the warp-state,
 #                        occupancy, throughput and launch sections (raw
 #                        page: the stall reasons) of 24 kernels of a decode
@@ -44,8 +45,8 @@ bits)
 ab)
   host_setup
   for round in $(seq 1 "${ROUNDS:-2}"); do
-    for x in old mid new; do
-      for c in 1 8 64; do
+    for x in ${AB_RUNS:-old mid new}; do
+      for c in ${AB_CONC:-1 8 64}; do
         y=$(timeout 120 $h/run bench $h/$x.lsa --device cuda --only batched --warmup 1 \
           --requests $c --prompt-len 128 --max-new-tokens 128 2>&1 | grep -E "^batched|^cuda" | tr '\n' ' ')
         echo "round $round $x c=$c $y" | tee -a "$OUT/ab.log" | cut -c1-400
@@ -60,10 +61,12 @@ prof)
     $h/run bench $h/new.lsa --device cuda --only batched --requests 1 --prompt-len 128 \
     --max-new-tokens 16 > "$OUT/prof1.csv" 2> "$OUT/prof1.err"
   echo "prof1 rc=$? $(wc -l < "$OUT/prof1.csv") lines"; tail -2 "$OUT/prof1.err"
-  timeout 280 $ncu --csv --page raw --launch-skip ${SKIP64:-14000} --launch-count ${COUNT:-400} \
+  # 64 prompts of 128 are 32 prefill steps of 256 tokens (about 5,400
+  # launches); launch 8,000 is in the 15th or so decode step.
+  timeout 280 $ncu --csv --page raw --launch-skip ${SKIP64:-8000} --launch-count ${COUNT:-400} \
     --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size,launch__registers_per_thread \
     $h/run bench $h/new.lsa --device cuda --only batched --requests 64 --prompt-len 128 \
-    --max-new-tokens 16 > "$OUT/ncu64.csv" 2> "$OUT/ncu64.err"
+    --max-new-tokens 64 > "$OUT/ncu64.csv" 2> "$OUT/ncu64.err"
   echo "ncu64 rc=$? $(wc -l < "$OUT/ncu64.csv") lines"; tail -3 "$OUT/ncu64.err"
   ;;
 esac
