@@ -11,8 +11,10 @@ compiler. Writes, under OUT (default gpu-bundle/bench):
                          /tmp/lockstep-bench/llama1b.onnx.data (written here
                          first if missing; run.py writes the same bytes there
                          on the GPU machine)
-  llama1b_adaptive.lsa   the same with --reduction-policy=adaptive (the
-                         invariance cost's reference)
+  llama1b_adaptive.lsa   the same with --reduction-policy=adaptive, and
+  llama1b_whole.lsa      with --adaptive-rows=2 --adaptive-chunk=256 too (one
+                         row split as the contract splits it, more rows
+                         folded whole): the invariance cost's controls
   manifest.json          the commit, the shapes, the model's config
 
 usage: bench/gpu/prepare.py [--out DIR] [--skip-model]
@@ -79,6 +81,11 @@ def main():
         # every reduction chosen from the step's size, as other stacks do.
         run([opt, onnx_path, "--target=cuda", "--weights=reference",
              "--reduction-policy=adaptive", "-o", os.path.join(args.out, "llama1b_adaptive.lsa")])
+        # A control with the canonical kernels: one row split as the
+        # contract splits it, more rows folded whole (no split-K, no combine).
+        run([opt, onnx_path, "--target=cuda", "--weights=reference",
+             "--reduction-policy=adaptive", "--adaptive-rows=2", "--adaptive-chunk=256",
+             "-o", os.path.join(args.out, "llama1b_whole.lsa")])
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],

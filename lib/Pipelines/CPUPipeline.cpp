@@ -34,7 +34,12 @@ std::string lockstep::linalgPassText(const CodegenOptions &options, bool cuda) {
     s += cuda ? "lockstep-gpu-paged-attention, "
               : std::string("lockstep-cpu-paged-attention{lanes=") +
                     (options.cpuLevel == kCpuLevelV4 ? "16" : "8") + "}, ";
-  s += "lockstep-canonical-reductions{policy=" + options.reductionPolicy + "}";
+  s += "lockstep-canonical-reductions{policy=" + options.reductionPolicy;
+  if (options.adaptiveRows > 0)
+    s += " adaptive-rows=" + std::to_string(options.adaptiveRows);
+  if (options.adaptiveChunk > 0)
+    s += " adaptive-chunk=" + std::to_string(options.adaptiveChunk);
+  s += "}";
   // The verifier runs on the contract and on the planted violations, which
   // it must refuse; the adaptive controls compile without it.
   if (policy == "canonical" || policy.starts_with("plant-"))

@@ -117,6 +117,12 @@ LogicalResult lockstep::emitArtifact(ModuleOp module, const std::string &path,
   if (cuda && !options.codegen.gpuTiles.empty())
     meta.properties.push_back({"cuda.tiles", options.codegen.gpuTiles});
   meta.properties.push_back({"reduction_policy", options.codegen.reductionPolicy});
+  if (options.codegen.adaptiveRows > 0)
+    meta.properties.push_back(
+        {"reduction_policy.adaptive_rows", std::to_string(options.codegen.adaptiveRows)});
+  if (options.codegen.adaptiveChunk > 0)
+    meta.properties.push_back(
+        {"reduction_policy.adaptive_chunk", std::to_string(options.codegen.adaptiveChunk)});
   meta.properties.push_back(
       {"attention", options.codegen.recognizeAttention ? "recognized" : "decomposed"});
   std::string notServable;

@@ -157,6 +157,18 @@ int importMain(int argc, char **argv) {
                "merges folding chunks of padding, which the verifier must "
                "refuse (for its tests)"),
       cl::init("canonical"));
+  cl::opt<int64_t> adaptiveRows(
+      "adaptive-rows",
+      cl::desc("With an adaptive --reduction-policy: split a reduction when its "
+               "rows are fewer than this, fold it whole otherwise (default 4)"),
+      cl::init(0));
+  cl::opt<int64_t> adaptiveChunk(
+      "adaptive-chunk",
+      cl::desc("With an adaptive --reduction-policy: the split's chunk width "
+               "(default 16). --adaptive-rows=2 --adaptive-chunk=256 is the "
+               "canonical split for one row and whole folds for more: the "
+               "control of bench/gpu/run.py's invariance cost"),
+      cl::init(0));
   cl::opt<std::string> attention(
       "attention",
       cl::desc("recognized (default): attention subgraphs become "
@@ -221,6 +233,18 @@ int importMain(int argc, char **argv) {
     errs() << "lockstep-opt: unknown --reduction-policy value '" << reductionPolicy
            << "' (expected canonical, adaptive, adaptive-kv, adaptive-softmax, "
               "adaptive-threads, plant-unmasked-padding or plant-merge-no-skip)\n";
+    return 2;
+  }
+  if ((adaptiveRows.getNumOccurrences() || adaptiveChunk.getNumOccurrences()) &&
+      reductionPolicy != "adaptive" && reductionPolicy != "adaptive-kv" &&
+      reductionPolicy != "adaptive-softmax") {
+    errs() << "lockstep-opt: --adaptive-rows and --adaptive-chunk need "
+              "--reduction-policy=adaptive, adaptive-kv or adaptive-softmax\n";
+    return 2;
+  }
+  if (adaptiveRows < 0 || adaptiveChunk < 0 || (adaptiveChunk.getNumOccurrences() && adaptiveChunk < 1) ||
+      (adaptiveRows.getNumOccurrences() && adaptiveRows < 1)) {
+    errs() << "lockstep-opt: --adaptive-rows and --adaptive-chunk must be at least 1\n";
     return 2;
   }
   if (reductionPolicy == "adaptive-threads" && StringRef(target.getValue()).contains("cuda")) {
@@ -294,6 +318,8 @@ int importMain(int argc, char **argv) {
     artifactOptions.codegen.gpuTiles = lockstep::formatTileShapes(table);
   }
   artifactOptions.codegen.reductionPolicy = reductionPolicy;
+  artifactOptions.codegen.adaptiveRows = adaptiveRows;
+  artifactOptions.codegen.adaptiveChunk = adaptiveChunk;
   artifactOptions.codegen.recognizeAttention = attention == "recognized";
   artifactOptions.codegen.stepForm = step;
   if (weights == "embed")

@@ -25,6 +25,11 @@ struct CodegenOptions {
   /// lockstep-verify-invariance. "adaptive": the negative control, whose
   /// splits depend on the number of rows; the verifier is off.
   std::string reductionPolicy = "canonical";
+  /// The adaptive controls' split (lockstep-canonical-reductions'
+  /// adaptive-rows and adaptive-chunk): reductions with fewer rows than
+  /// `adaptiveRows` are chunked `adaptiveChunk` wide, the others folded
+  /// whole. 0: the pass's defaults. Only with an adaptive policy.
+  int64_t adaptiveRows = 0, adaptiveChunk = 0;
   /// Replace recognized attention subgraphs with lockstep.attention
   /// (lockstep-recognize-attention); off: every op is lowered as exported.
   bool recognizeAttention = true;
