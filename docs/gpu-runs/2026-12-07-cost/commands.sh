@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# On the device (2026-12-07, evening). Bundles made here, under gpu-bundle/RUN/:
+#   bench.tar.xz  bench/gpu/prepare.py --out bench at 183421b: llama1b.lsa,
+#                 and the invariance cost's two controls, llama1b_adaptive.lsa
+#                 (--reduction-policy=adaptive) and llama1b_whole.lsa
+#                 (--adaptive-rows=2 --adaptive-chunk=256)
+#   host.tar.xz   run28's (docs/gpu-runs/2026-12-07-pools/commands.sh): mid.lsa
+#                 and new.lsa, the same kernels without and with
+#                 serving.ragged.pool_writes
+# commands.sh cost RUN    bench/gpu/run.py --only serve,adaptive (canonical and
+#                         both controls at 1, 8, 64 requests and 8 prefills of 512)
+# commands.sh pools RUN   mid and new in turn at 64 requests (prompt 128, 128 new,
+#                         bench --warmup 1), ROUNDS rounds (default 3), then
+#                         each once with LOCKSTEP_CUDA_PROFILE=1 (every launch
+#                         waits: the host's part of a step apart from the device's)
+cd "$(dirname "$0")/../../.."
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version --format=csv > "$OUT/gpu.txt" 2>&1
+r=$2
+case "$1" in
+cost)
+  mkdir -p /tmp/lsb-$r && tar xJf gpu-bundle/$r/bench.tar.xz -C /tmp/lsb-$r
+  python3 bench/gpu/run.py /tmp/lsb-$r/bench --out "$OUT/report.md" --only serve,adaptive \
+    --json "$OUT/run.json" > "$OUT/run.log" 2>&1
+  echo "run.py rc=$?"; sed -n '/Invariance cost/,$p' "$OUT/report.md"
+  ;;
+pools)
+  h=/tmp/lsh-$r/host
+  mkdir -p /tmp/lsh-$r && tar xJf gpu-bundle/$r/host.tar.xz -C /tmp/lsh-$r
+  python3 bench/gpu/llama1b.py /tmp/lockstep-bench > "$OUT/model.log" 2>&1 || { tail "$OUT/model.log"; exit 1; }
+  for round in $(seq 1 "${ROUNDS:-3}"); do
+    for x in mid new; do
+      y=$(timeout 120 $h/run bench $h/$x.lsa --device cuda --only batched --warmup 1 \
+        --requests 64 --prompt-len 128 --max-new-tokens 128 2>&1 | grep -E "^batched|^cuda" | tr '\n' ' ')
+      echo "round $round $x c=64 $y"
+    done
+  done | tee "$OUT/pools.log" | cut -c1-160
+  for x in mid new; do
+    LOCKSTEP_CUDA_PROFILE=1 timeout 120 $h/run bench $h/$x.lsa --device cuda --only batched \
+      --requests 64 --prompt-len 128 --max-new-tokens 32 > "$OUT/prof-$x.log" 2>&1
+    echo "prof $x rc=$?"; grep -E "wall|a call" "$OUT/prof-$x.log" | head -3
+  done
+  ;;
+esac
