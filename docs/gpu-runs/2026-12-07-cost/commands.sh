@@ -9,6 +9,8 @@
 #                 serving.ragged.pool_writes
 # commands.sh cost RUN    bench/gpu/run.py --only serve,adaptive (canonical and
 #                         both controls at 1, 8, 64 requests and 8 prefills of 512)
+# commands.sh lite RUN    canonical and the whole control only, at 8 and 64
+#                         requests and 8 prefills of 512, two rounds
 # commands.sh pools RUN   mid and new in turn at 64 requests (prompt 128, 128 new,
 #                         bench --warmup 1), ROUNDS rounds (default 3), then
 #                         each once with LOCKSTEP_CUDA_PROFILE=1 (every launch
@@ -23,6 +25,26 @@ cost)
   python3 bench/gpu/run.py /tmp/lsb-$r/bench --out "$OUT/report.md" --only serve,adaptive \
     --json "$OUT/run.json" > "$OUT/run.log" 2>&1
   echo "run.py rc=$?"; sed -n '/Invariance cost/,$p' "$OUT/report.md"
+  ;;
+lite)
+  # The same comparison in less device time: canonical against the whole
+  # control only, at 8 and 64 requests and 8 prefills of 512, two rounds
+  # in turn (at one request the two run the same kernels).
+  b=/tmp/lsb-$r/bench
+  mkdir -p /tmp/lsb-$r && tar xJf gpu-bundle/$r/bench.tar.xz -C /tmp/lsb-$r
+  python3 bench/gpu/llama1b.py /tmp/lockstep-bench > "$OUT/model.log" 2>&1 || { tail "$OUT/model.log"; exit 1; }
+  for round in 1 2; do
+    for x in llama1b llama1b_whole; do
+      for c in 8 64; do
+        y=$(timeout 60 $b/lockstep-run bench $b/$x.lsa --device cuda --only batched --warmup 1 \
+          --requests $c --prompt-len 128 --max-new-tokens 128 2>&1 | grep -E "^batched" | tr '\n' ' ')
+        echo "round $round $x c=$c $y"
+      done
+      y=$(timeout 60 $b/lockstep-run bench $b/$x.lsa --device cuda --only batched --warmup 1 \
+        --requests 8 --prompt-len 512 --max-new-tokens 1 --token-budget 512 2>&1 | grep -E "^batched" | tr '\n' ' ')
+      echo "round $round $x prefill $y"
+    done
+  done | tee "$OUT/lite.log" | cut -c1-150
   ;;
 pools)
   h=/tmp/lsh-$r/host
