@@ -14,7 +14,9 @@ compiler. Writes, under OUT (default gpu-bundle/bench):
   llama1b_adaptive.lsa   the same with --reduction-policy=adaptive, and
   llama1b_whole.lsa      with --adaptive-rows=2 --adaptive-chunk=256 too (one
                          row split as the contract splits it, more rows
-                         folded whole): the invariance cost's controls
+                         folded whole), and
+  llama1b_cW.lsa         every reduction (attention's keys aside) in chunks of
+                         W = 128, 512 and 1024: the invariance cost's controls
   manifest.json          the commit, the shapes, the model's config
 
 usage: bench/gpu/prepare.py [--out DIR] [--skip-model]
@@ -30,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import llama1b  # noqa: E402
+from run import CONTROL_WIDTHS  # noqa: E402
 
 BIN = os.path.join(ROOT, "build", "bin")
 MODEL_DIR = "/tmp/lockstep-bench"
@@ -86,6 +89,13 @@ def main():
         run([opt, onnx_path, "--target=cuda", "--weights=reference",
              "--reduction-policy=adaptive", "--adaptive-rows=2", "--adaptive-chunk=256",
              "-o", os.path.join(args.out, "llama1b_whole.lsa")])
+        # Every reduction in chunks of another width, whatever the rows: with
+        # the canonical build and the whole folds, the splits a stack that
+        # picks its split-K from the batch could choose at each batch size.
+        for width in CONTROL_WIDTHS:
+            run([opt, onnx_path, "--target=cuda", "--weights=reference",
+                 "--reduction-policy=adaptive", f"--adaptive-rows={1 << 40}",
+                 f"--adaptive-chunk={width}", "-o", os.path.join(args.out, f"llama1b_c{width}.lsa")])
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
