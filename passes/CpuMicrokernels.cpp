@@ -77,6 +77,7 @@ struct CpuMicrokernelsPass
       Contraction c;
       bool inputFirst;
       WeightLayout layout;
+      bool stripsOnly;
     };
     SmallVector<Found> found;
     getOperation().walk([&](linalg::GenericOp g) {
@@ -90,15 +91,21 @@ struct CpuMicrokernelsPass
           !lockstep::unitLastStride(g.getDpsInitOperand(0)->get()))
         return;
       WeightLayout layout = lockstep::weightLayout(*c);
-      if (layout != WeightLayout::Columns && !lockstep::canPackColumns(*c, cols))
+      // Transposed weights too long in k to pack (a reduction folded whole,
+      // as the adaptive controls fold them) take the strips, which read
+      // them in place, at any number of rows.
+      bool packs = lockstep::canPackColumns(*c, cols);
+      bool stripsOnly = layout == WeightLayout::Transposed && !packs &&
+                        !ShapedType::isDynamic(c->length);
+      if (layout != WeightLayout::Columns && !packs && !stripsOnly)
         return;
-      found.push_back({*c, inputFirst, layout});
+      found.push_back({*c, inputFirst, layout, stripsOnly});
     });
     for (Found &f : found)
-      rewrite(f.c, f.inputFirst, f.layout);
+      rewrite(f.c, f.inputFirst, f.layout, f.stripsOnly);
   }
 
-  void rewrite(Contraction c, bool inputFirst, WeightLayout layout) {
+  void rewrite(Contraction c, bool inputFirst, WeightLayout layout, bool stripsOnly) {
     linalg::GenericOp op = c.op;
     Location loc = op.getLoc();
     // A fill of the output just before: the kernels that hold outputs in
@@ -110,6 +117,14 @@ struct CpuMicrokernelsPass
     OpBuilder b(op);
     SmallVector<Value> sizes = lockstep::loopSizes(b, op);
     lockstep::CpuContractionKernels kernels(c, sizes, rows, cols, lanes, inputFirst, layout);
+    if (stripsOnly) {
+      kernels.buildTransposedPanels(b, loc);
+      op.erase();
+      if (fill)
+        fill.erase();
+      ++numRewritten;
+      return;
+    }
     // Fewer rows than a tile: the panels (for weights of neither layout,
     // the generic as it is); else the tiles.
     // (Transposed weights with strip-rows set: up to that many rows.)

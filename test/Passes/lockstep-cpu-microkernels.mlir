@@ -284,6 +284,37 @@ func.func @partial_transposed(%x: memref<?x3x256xf32>, %w: memref<64x3x256xf32>,
 
 // -----
 
+// Transposed weights whose static k is too long to pack a column tile
+// (768 x 32 floats, 96 KiB, with the AVX-512 options; a reduction folded
+// whole, as the adaptive controls fold one): the strips, which read W in
+// place, at every number of rows, with no branch on the rows and no packed
+// copy. With 16 columns (48 KiB) they pack and take the tiles as usual.
+#xl = affine_map<(t, n, k) -> (t, k)>
+#wl = affine_map<(t, n, k) -> (n, k)>
+#yl = affine_map<(t, n, k) -> (t, n)>
+// STRIP-LABEL: func.func @long_transposed
+// STRIP-NOT: scf.if
+// STRIP-NOT: memref.alloc
+// STRIP: scf.parallel
+// STRIP: vector.load %arg1[%{{.*}}, %{{.*}}] : memref<50x768xf32>, vector<16xf32>
+// STRIP-NOT: linalg.generic
+// STRIP: return
+// CHECK-LABEL: func.func @long_transposed
+// CHECK: scf.if
+// CHECK: } else {
+// CHECK: memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x768x16xf32>
+func.func @long_transposed(%x: memref<?x768xf32>, %w: memref<50x768xf32>, %y: memref<?x50xf32>) {
+  linalg.generic {indexing_maps = [#xl, #wl, #yl], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x768xf32>, memref<50x768xf32>) outs(%y : memref<?x50xf32>) {
+  ^bb0(%in: f32, %wt: f32, %acc: f32):
+    %r = math.fma %in, %wt, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // Left to convert-linalg-to-parallel-loops: a plain sum (its body is not
 // the contract's fma), an f64 product, and transposed weights whose k is
 // dynamic (they cannot be packed).

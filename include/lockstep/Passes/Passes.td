@@ -678,8 +678,11 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
     `W[k, n]` when `n` is its last, unit-stride, index too; transposed
     weights (`W[n, k]`, k last and of unit stride, as in a tied lm_head
     `X·Embᵀ`) and weights of any other layout only when k is static and
-    the packed copy below fits. The kernels are built by
-    lockstep/CPU/ContractionKernels.h.
+    the packed copy below fits; transposed weights with a static k too
+    long for it (a reduction folded whole, as the adaptive controls fold
+    them: 768 values of k are 96 KiB a tile of 32 columns) take the
+    transposed strips below at every number of rows. The kernels are built
+    by lockstep/CPU/ContractionKernels.h.
 
     The number of rows `m` (T, usually dynamic) picks the form at run
     time, and both give the same bits. With fewer than `panel-rows` (0:
