@@ -119,32 +119,28 @@ struct CpuMicrokernelsPass
     lockstep::CpuContractionKernels kernels(c, sizes, rows, cols, lanes, inputFirst, layout);
     if (stripsOnly) {
       kernels.buildTransposedPanels(b, loc);
-      op.erase();
-      if (fill)
-        fill.erase();
-      ++numRewritten;
-      return;
+    } else {
+      // Fewer rows than a tile: the panels (for weights of neither layout,
+      // the generic as it is); else the tiles.
+      // (Transposed weights with strip-rows set: up to that many rows.)
+      int64_t limit = panelRows ? panelRows : rows;
+      if (layout == WeightLayout::Transposed && stripRows)
+        limit = stripRows + 1;
+      Value few = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, sizes[c.m],
+                                        cstIndex(b, loc, limit));
+      auto branch = scf::IfOp::create(b, loc, few, /*withElse=*/true);
+      OpBuilder pb = OpBuilder::atBlockTerminator(&branch.getThenRegion().front());
+      if (fill && layout != WeightLayout::Transposed)
+        pb.clone(*fill);
+      if (layout == WeightLayout::Columns)
+        kernels.buildPanels(pb, loc);
+      else if (layout == WeightLayout::Transposed)
+        kernels.buildTransposedPanels(pb, loc);
+      else
+        pb.clone(*op);
+      OpBuilder tb = OpBuilder::atBlockTerminator(&branch.getElseRegion().front());
+      kernels.buildTiles(tb, loc);
     }
-    // Fewer rows than a tile: the panels (for weights of neither layout,
-    // the generic as it is); else the tiles.
-    // (Transposed weights with strip-rows set: up to that many rows.)
-    int64_t limit = panelRows ? panelRows : rows;
-    if (layout == WeightLayout::Transposed && stripRows)
-      limit = stripRows + 1;
-    Value few = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, sizes[c.m],
-                                      cstIndex(b, loc, limit));
-    auto branch = scf::IfOp::create(b, loc, few, /*withElse=*/true);
-    OpBuilder pb = OpBuilder::atBlockTerminator(&branch.getThenRegion().front());
-    if (fill && layout != WeightLayout::Transposed)
-      pb.clone(*fill);
-    if (layout == WeightLayout::Columns)
-      kernels.buildPanels(pb, loc);
-    else if (layout == WeightLayout::Transposed)
-      kernels.buildTransposedPanels(pb, loc);
-    else
-      pb.clone(*op);
-    OpBuilder tb = OpBuilder::atBlockTerminator(&branch.getElseRegion().front());
-    kernels.buildTiles(tb, loc);
     op.erase();
     if (fill)
       fill.erase();

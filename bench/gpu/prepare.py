@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import llama1b  # noqa: E402
-from run import CONTROL_WIDTHS  # noqa: E402
+from run import CONTROLS  # noqa: E402
 
 BIN = os.path.join(ROOT, "build", "bin")
 MODEL_DIR = "/tmp/lockstep-bench"
@@ -80,22 +80,12 @@ def main():
             llama1b.build(MODEL_DIR)
         run([opt, onnx_path, "--target=cuda", "--weights=reference",
              "-o", os.path.join(args.out, "llama1b.lsa")])
-        # The invariance cost's reference: the same model with the split of
-        # every reduction chosen from the step's size, as other stacks do.
-        run([opt, onnx_path, "--target=cuda", "--weights=reference",
-             "--reduction-policy=adaptive", "-o", os.path.join(args.out, "llama1b_adaptive.lsa")])
-        # A control with the canonical kernels: one row split as the
-        # contract splits it, more rows folded whole (no split-K, no combine).
-        run([opt, onnx_path, "--target=cuda", "--weights=reference",
-             "--reduction-policy=adaptive", "--adaptive-rows=2", "--adaptive-chunk=256",
-             "-o", os.path.join(args.out, "llama1b_whole.lsa")])
-        # Every reduction in chunks of another width, whatever the rows: with
-        # the canonical build and the whole folds, the splits a stack that
-        # picks its split-K from the batch could choose at each batch size.
-        for width in CONTROL_WIDTHS:
-            run([opt, onnx_path, "--target=cuda", "--weights=reference",
-                 "--reduction-policy=adaptive", f"--adaptive-rows={1 << 40}",
-                 f"--adaptive-chunk={width}", "-o", os.path.join(args.out, f"llama1b_c{width}.lsa")])
+        # The invariance cost's controls (run.py's CONTROLS): the same model
+        # with reductions split otherwise, some by the step's size as other
+        # stacks split them.
+        for key, _, flags, _ in CONTROLS:
+            run([opt, onnx_path, "--target=cuda", "--weights=reference", *flags,
+                 "-o", os.path.join(args.out, f"llama1b_{key}.lsa")])
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],

@@ -54,16 +54,19 @@ GEMM_T = [1, 16, 64, 512, 2048]
 CONCURRENCY = [1, 8, 64]
 COMPILED_CONCURRENCY = [1, 8, 64]
 PROMPT, NEW, PREFILL_PROMPT, PREFILL_REQUESTS = 128, 128, 512, 8
-# The invariance cost's controls (bench/gpu/prepare.py): result key, column.
+# The invariance cost's controls: result key (bench/gpu/prepare.py builds
+# llama1b_KEY.lsa with lockstep-opt FLAGS), column, what the column is.
 CONTROL_WIDTHS = [128, 512, 1024]
-CONTROLS = [("adaptive", "split16"), ("whole", "whole")] + [(f"c{w}", f"c{w}") for w in CONTROL_WIDTHS]
-CONTROL_DOC = {
-    "split16": "`--reduction-policy=adaptive` (chunks of 16 below 4 rows, whole folds above)",
-    "whole": "`--adaptive-rows=2 --adaptive-chunk=256` (one row in the contract's chunks of "
-             "256, more rows folded whole, one kernel a contraction without a combine)",
-}
-CONTROL_DOC.update({f"c{w}": f"every reduction but attention's in chunks of {w} at any batch size"
-                    for w in CONTROL_WIDTHS})
+CONTROLS = [
+    ("adaptive", "split16", ["--reduction-policy=adaptive"],
+     "`--reduction-policy=adaptive` (chunks of 16 below 4 rows, whole folds above)"),
+    ("whole", "whole", ["--reduction-policy=adaptive", "--adaptive-rows=2", "--adaptive-chunk=256"],
+     "`--adaptive-rows=2 --adaptive-chunk=256` (one row in the contract's chunks of 256, more "
+     "rows folded whole, one kernel a contraction without a combine)"),
+] + [(f"c{w}", f"c{w}", ["--reduction-policy=adaptive", f"--adaptive-rows={1 << 40}",
+                         f"--adaptive-chunk={w}"],
+      f"every reduction but attention's in chunks of {w} at any batch size")
+     for w in CONTROL_WIDTHS]
 
 
 def log(*a):
@@ -368,26 +371,26 @@ def report(path, env, res):
             L += [f"Decode at 1 request: {weights / 2**30:.2f} GiB of weights a decode step in "
                   f"{ms:.2f} ms = {weights / step / 1e12:.3f} TB/s, "
                   f"{weights / step / bw * 100:.1f}% of the copy bandwidth.", ""]
-    controls = [(name, res[key]) for key, name in CONTROLS if res.get(key)]
+    controls = [(name, res[key], doc) for key, name, _, doc in CONTROLS if res.get(key)]
     if controls and s:
         L += ["### Invariance cost: canonical against the adaptive controls", "",
               "The same model compiled as a negative control, whose reductions split by the "
               "step's rows as ordinary stacks pick split-K (not batch-invariant): " +
-              "; ".join(f"{name}: {CONTROL_DOC[name]}" for name, _ in controls) + ". "
+              "; ".join(f"{name}: {doc}" for name, _, doc in controls) + ". "
               "A stack that picks its split from the batch would run each case with the "
               "fastest of these splits (canonical's among them): cost = that one's tokens/s "
               "over canonical's, less 1 (0 where canonical's split is the fastest). The "
               "column after it is the fastest control's alone.", "",
-              "| case | canonical | " + " | ".join(n for n, _ in controls) +
+              "| case | canonical | " + " | ".join(n for n, _, _ in controls) +
               " | cost | fastest control against canonical |",
               "|---|---:|" + "---:|" * len(controls) + "---:|---:|"]
         rows = [(f"{cc} requests, generated tok/s", f"gen{cc}", "generated_per_s") for cc in CONCURRENCY]
         rows.append((f"prefill {PREFILL_REQUESTS} x {PREFILL_PROMPT}, fed tok/s", "prefill", "fed_per_s"))
         for label, key, field in rows:
-            if key not in s or not all(key in c for _, c in controls):
+            if key not in s or not all(key in c for _, c, _ in controls):
                 continue
             x = s[key][field]
-            ys = [c[key][field] for _, c in controls]
+            ys = [c[key][field] for _, c, _ in controls]
             L.append(f"| {label} | {x:.1f} | " + " | ".join(f"{y:.1f}" for y in ys) +
                      f" | {(max(ys + [x]) / x - 1) * 100:+.1f}% | {(max(ys) / x - 1) * 100:+.1f}% |")
         L.append("")
@@ -431,7 +434,7 @@ def main():
         env["weight_bytes"] = 4 * (c["layers"] * per_layer + v * h + h)  # read a decode step
         if "serve" in only:
             res["serve"] = serve(args.bundle, run_tool)
-        for key, _ in CONTROLS:
+        for key, _, _, _ in CONTROLS:
             lsa = f"llama1b_{key}.lsa"
             if "adaptive" in only and os.path.exists(os.path.join(args.bundle, lsa)):
                 res[key] = serve(args.bundle, run_tool, lsa)

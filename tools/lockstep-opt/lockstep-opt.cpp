@@ -166,8 +166,8 @@ int importMain(int argc, char **argv) {
       "adaptive-chunk",
       cl::desc("With an adaptive --reduction-policy: the split's chunk width "
                "(default 16). --adaptive-rows=2 --adaptive-chunk=256 is the "
-               "canonical split for one row and whole folds for more: the "
-               "control of bench/gpu/run.py's invariance cost"),
+               "canonical split for one row and whole folds for more, one of "
+               "the controls of bench/gpu/run.py's invariance cost"),
       cl::init(0));
   cl::opt<std::string> attention(
       "attention",
@@ -242,8 +242,8 @@ int importMain(int argc, char **argv) {
               "--reduction-policy=adaptive, adaptive-kv or adaptive-softmax\n";
     return 2;
   }
-  if (adaptiveRows < 0 || adaptiveChunk < 0 || (adaptiveChunk.getNumOccurrences() && adaptiveChunk < 1) ||
-      (adaptiveRows.getNumOccurrences() && adaptiveRows < 1)) {
+  if ((adaptiveRows.getNumOccurrences() && adaptiveRows < 1) ||
+      (adaptiveChunk.getNumOccurrences() && adaptiveChunk < 1)) {
     errs() << "lockstep-opt: --adaptive-rows and --adaptive-chunk must be at least 1\n";
     return 2;
   }
