@@ -114,10 +114,18 @@ struct CpuMicrokernelsPass
     linalg::FillOp fill = lockstep::forwardableFill(op, 0);
     if (fill)
       c.init = fill.getDpsInputOperand(0)->get();
+    // A partial's combine right after it: the strips run it too (each
+    // chunk's outputs added to the combine's at once, never stored); the
+    // tiles leave it after them.
+    std::optional<lockstep::StripCombine> combine;
+    if (layout == WeightLayout::Transposed)
+      combine = lockstep::stripCombine(c);
+    const lockstep::StripCombine *sc = combine ? &*combine : nullptr;
     OpBuilder b(op);
     SmallVector<Value> sizes = lockstep::loopSizes(b, op);
     lockstep::CpuContractionKernels kernels(c, sizes, rows, cols, lanes, inputFirst, layout);
     if (stripsOnly) {
+      kernels.runCombine(sc);
       kernels.buildTransposedPanels(b, loc);
     } else {
       // Fewer rows than a tile: the panels (for weights of neither layout,
@@ -134,16 +142,30 @@ struct CpuMicrokernelsPass
         pb.clone(*fill);
       if (layout == WeightLayout::Columns)
         kernels.buildPanels(pb, loc);
-      else if (layout == WeightLayout::Transposed)
+      else if (layout == WeightLayout::Transposed) {
+        kernels.runCombine(sc);
         kernels.buildTransposedPanels(pb, loc);
-      else
+        kernels.runCombine(nullptr);
+      } else {
         pb.clone(*op);
+      }
       OpBuilder tb = OpBuilder::atBlockTerminator(&branch.getElseRegion().front());
       kernels.buildTiles(tb, loc);
+      if (sc) {
+        if (sc->fill)
+          tb.clone(*sc->fill);
+        tb.clone(*sc->op);
+      }
     }
     op.erase();
     if (fill)
       fill.erase();
+    if (combine) {
+      combine->op.erase();
+      if (combine->fill)
+        combine->fill.erase();
+      ++numCombined;
+    }
     ++numRewritten;
   }
 };

@@ -127,17 +127,47 @@ CpuContractionKernels::CpuContractionKernels(const Contraction &c, ArrayRef<Valu
 /// reading each weight row's columns of the group as one sequential run,
 /// and runs its row tiles over each column tile in turn.
 void CpuContractionKernels::buildTiles(OpBuilder &bld, Location loc) {
+  bool packs = canPackColumns(c, cols);
+  if (!packs || layout != WeightLayout::Columns) {
+    tiles(bld, loc, /*direct=*/false, packs);
+    return;
+  }
+  // Up to kDirectRows rows (a decode step of a few requests): the copy
+  // would be read back by only a few row tiles, while the core waits on
+  // memory for each group's copy before its first product; the tiles read
+  // the weights where they are instead, prefetched ahead.
+  Value few = arith::CmpIOp::create(bld, loc, arith::CmpIPredicate::ule, sizes[c.m],
+                                    cstIndex(bld, loc, kDirectRows));
+  auto branch = scf::IfOp::create(bld, loc, few, /*withElse=*/true);
+  OpBuilder direct = OpBuilder::atBlockTerminator(&branch.getThenRegion().front());
+  tiles(direct, loc, /*direct=*/true, /*packs=*/false);
+  OpBuilder packed = OpBuilder::atBlockTerminator(&branch.getElseRegion().front());
+  tiles(packed, loc, /*direct=*/false, /*packs=*/true);
+}
+
+/// Many rows: a work item per (batch point, group of column tiles), which
+/// packs its tiles of the weights (when `packs`), reading each weight row's
+/// columns of the group as one sequential run, and runs its row tiles over
+/// each column tile in turn. `direct` (Columns weights read in place): the
+/// batch dims that index the weights (a partial's chunk dim) are looped in
+/// each column tile, around its row tiles, instead of giving work items
+/// of their own, so that a tile's weight rows are read in address order
+/// (all of k, chunk after chunk), prefetched across the chunks' bounds.
+void CpuContractionKernels::tiles(OpBuilder &bld, Location loc, bool direct, bool packs) {
+  SmallVector<unsigned> inner, outer;
+  for (unsigned d : c.batch)
+    (direct && readsDim(bMap, d) ? inner : outer).push_back(d);
   // Column tiles a work item takes: as many as fit in kMaxGroupPackBytes,
   // fewer when the contraction has too few tiles to give every thread
   // kMinItems items or so. The group only decides which outputs a work
   // item computes, never how any output is folded.
-  bool packs = canPackColumns(c, cols);
-  int64_t gMax = packs ? std::max<int64_t>(1, kMaxGroupPackBytes / (c.length * cols * 4)) : 1;
+  int64_t gMax = packs || direct ? std::max<int64_t>(1, kMaxGroupPackBytes / (c.length * cols * 4))
+                                 : 1;
   Value colsC = cstIndex(bld, loc, cols), rowsC = cstIndex(bld, loc, rows);
   Value one = cstIndex(bld, loc, 1);
   Value nTiles = arith::CeilDivUIOp::create(bld, loc, sizes[c.n], colsC);
   Value points = one;
-  for (unsigned d : c.batch)
+  for (unsigned d : outer)
     points = arith::MulIOp::create(bld, loc, points, sizes[d]);
   Value group = arith::DivUIOp::create(bld, loc, arith::MulIOp::create(bld, loc, points, nTiles),
                                        cstIndex(bld, loc, kMinItems));
@@ -146,13 +176,13 @@ void CpuContractionKernels::buildTiles(OpBuilder &bld, Location loc) {
                                  one);
   Value span = arith::MulIOp::create(bld, loc, group, colsC);
   SmallVector<Value> extents;
-  for (unsigned d : c.batch)
+  for (unsigned d : outer)
     extents.push_back(sizes[d]);
   extents.push_back(arith::CeilDivUIOp::create(bld, loc, sizes[c.n], span));
   Value mTiles = arith::CeilDivUIOp::create(bld, loc, sizes[c.m], rowsC);
   auto [sb, idx] = parallelOver(bld, loc, extents);
   SmallVector<Value> dims(sizes.size());
-  for (auto [i, d] : llvm::enumerate(c.batch))
+  for (auto [i, d] : llvm::enumerate(outer))
     dims[d] = idx[i];
   Value n0 = arith::MulIOp::create(sb, loc, idx.back(), span);
   Value nEnd = arith::MinUIOp::create(sb, loc, arith::AddIOp::create(sb, loc, n0, span),
@@ -161,14 +191,29 @@ void CpuContractionKernels::buildTiles(OpBuilder &bld, Location loc) {
   // tile, each folded alone.
   Value full = arith::DivUIOp::create(sb, loc, arith::SubIOp::create(sb, loc, nEnd, n0), colsC);
   Value nFull = arith::AddIOp::create(sb, loc, n0, arith::MulIOp::create(sb, loc, full, colsC));
+  // `build` at every point of the inner dims, the last fastest.
+  auto eachInner = [&](OpBuilder &ob, function_ref<void(OpBuilder &)> build) {
+    OpBuilder ib = ob;
+    for (unsigned d : inner) {
+      auto loop = scf::ForOp::create(ib, loc, cstIndex(ib, loc, 0), sizes[d], one);
+      ib = OpBuilder::atBlockTerminator(loop.getBody());
+      dims[d] = loop.getInductionVar();
+    }
+    build(ib);
+  };
+  // The weights' rows as one run of chunks: one chunk dim j, read just
+  // before k (W[.., j, k, ..], a partial's expanded view), k static.
+  prefetchChunkDim = -1;
+  if (inner.size() == 1 && !ShapedType::isDynamic(c.length)) {
+    std::optional<unsigned> pj = bMap.getResultPosition(getAffineDimExpr(inner[0], bld.getContext()));
+    std::optional<unsigned> pk = bMap.getResultPosition(getAffineDimExpr(c.k, bld.getContext()));
+    if (pj && pk && *pk == *pj + 1)
+      prefetchChunkDim = inner[0];
+  }
   // The row tiles of each whole column tile, reading the weights from
   // `pack` when there is one.
-  auto tileLoops = [&](OpBuilder &ib, Value pack) {
-    auto tileLoop = scf::ForOp::create(ib, loc, cstIndex(ib, loc, 0), full, one);
-    OpBuilder tb = OpBuilder::atBlockTerminator(tileLoop.getBody());
-    Value t = tileLoop.getInductionVar();
-    Value nt = arith::AddIOp::create(tb, loc, n0, arith::MulIOp::create(tb, loc, t, colsC));
-    auto rowTiles = scf::ForOp::create(tb, loc, cstIndex(tb, loc, 0), mTiles, one);
+  auto rowTileLoops = [&](OpBuilder &ib, Value nt, Value pack, Value t) {
+    auto rowTiles = scf::ForOp::create(ib, loc, cstIndex(ib, loc, 0), mTiles, one);
     OpBuilder lb = OpBuilder::atBlockTerminator(rowTiles.getBody());
     Value m0 = arith::MulIOp::create(lb, loc, rowTiles.getInductionVar(), rowsC);
     Value mFull = arith::AddIOp::create(lb, loc, m0, rowsC);
@@ -187,27 +232,21 @@ void CpuContractionKernels::buildTiles(OpBuilder &bld, Location loc) {
     OpBuilder rb = OpBuilder::atBlockTerminator(each.getBody());
     vectorTile(rb, loc, dims, {each.getInductionVar()}, nt, pack, t);
   };
-  if (packs && layout == WeightLayout::Columns) {
-    // Up to kDirectRows rows (a decode step of a few requests): the copy
-    // would be read back by only a few row tiles, while the core waits on
-    // memory for each group's copy before its first product; the tiles
-    // read the weights where they are instead, prefetched ahead.
-    Value few = arith::CmpIOp::create(sb, loc, arith::CmpIPredicate::ule, sizes[c.m],
-                                      cstIndex(sb, loc, kDirectRows));
-    auto branch = scf::IfOp::create(sb, loc, few, /*withElse=*/true);
-    OpBuilder direct = OpBuilder::atBlockTerminator(&branch.getThenRegion().front());
-    tileLoops(direct, Value());
-    OpBuilder packed = OpBuilder::atBlockTerminator(&branch.getElseRegion().front());
-    Value pack = packGroup(packed, loc, dims, n0, full, group);
-    tileLoops(packed, pack);
-    memref::DeallocOp::create(packed, loc, pack);
-  } else {
-    Value pack = packs ? packGroup(sb, loc, dims, n0, full, group) : Value();
-    tileLoops(sb, pack);
-    if (pack)
-      memref::DeallocOp::create(sb, loc, pack);
-  }
-  scalarTile(sb, loc, dims, cstIndex(sb, loc, 0), sizes[c.m], nFull, nEnd);
+  auto tileLoops = [&](OpBuilder &ib, Value pack) {
+    auto tileLoop = scf::ForOp::create(ib, loc, cstIndex(ib, loc, 0), full, one);
+    OpBuilder tb = OpBuilder::atBlockTerminator(tileLoop.getBody());
+    Value t = tileLoop.getInductionVar();
+    Value nt = arith::AddIOp::create(tb, loc, n0, arith::MulIOp::create(tb, loc, t, colsC));
+    eachInner(tb, [&](OpBuilder &jb) { rowTileLoops(jb, nt, pack, t); });
+  };
+  Value pack = packs ? packGroup(sb, loc, dims, n0, full, group) : Value();
+  tileLoops(sb, pack);
+  if (pack)
+    memref::DeallocOp::create(sb, loc, pack);
+  eachInner(sb, [&](OpBuilder &jb) {
+    scalarTile(jb, loc, dims, cstIndex(jb, loc, 0), sizes[c.m], nFull, nEnd);
+  });
+  prefetchChunkDim = -1;
 }
 
 /// The work item of a few-rows form: an scf.parallel over (batch point,
@@ -408,15 +447,32 @@ void CpuContractionKernels::vectorTile(OpBuilder &bld, Location loc, SmallVector
       // The tile's weight rows kPrefetchRows ahead (the last row past the
       // end), a cache line of each: rows a column tile apart are too far
       // apart for the hardware's prefetchers to run ahead of the loads.
-      dims[c.k] = arith::MinUIOp::create(
-          lb, loc, arith::AddIOp::create(lb, loc, k, cstIndex(lb, loc, kPrefetchRows)),
-          arith::SubIOp::create(lb, loc, sizes[c.k], cstIndex(lb, loc, 1)));
+      // With the chunks of a partial looped in the tile, row (j, k + 64)
+      // runs on into chunk j + 1: rows j·C + k + 64, up to the last one.
+      Value jNow = prefetchChunkDim >= 0 ? dims[prefetchChunkDim] : Value();
+      if (jNow) {
+        Value C = cstIndex(lb, loc, c.length);
+        Value row = arith::AddIOp::create(
+            lb, loc, arith::MulIOp::create(lb, loc, jNow, C),
+            arith::AddIOp::create(lb, loc, k, cstIndex(lb, loc, kPrefetchRows)));
+        Value last = arith::SubIOp::create(
+            lb, loc, arith::MulIOp::create(lb, loc, sizes[prefetchChunkDim], C), cstIndex(lb, loc, 1));
+        row = arith::MinUIOp::create(lb, loc, row, last);
+        dims[prefetchChunkDim] = arith::DivUIOp::create(lb, loc, row, C);
+        dims[c.k] = arith::RemUIOp::create(lb, loc, row, C);
+      } else {
+        dims[c.k] = arith::MinUIOp::create(
+            lb, loc, arith::AddIOp::create(lb, loc, k, cstIndex(lb, loc, kPrefetchRows)),
+            arith::SubIOp::create(lb, loc, sizes[c.k], cstIndex(lb, loc, 1)));
+      }
       for (int64_t v = 0; v < nv; v += std::max<int64_t>(1, kLineFloats / lanes)) {
         dims[c.n] = colIdx[v];
         memref::PrefetchOp::create(lb, loc, b, indicesOf(lb, loc, bMap, dims),
                                    /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
       }
       dims[c.k] = k;
+      if (jNow)
+        dims[prefetchChunkDim] = jNow;
     }
     SmallVector<Value> next;
     for (size_t r = 0; r < rowIdx.size(); ++r) {
@@ -455,7 +511,7 @@ void CpuContractionKernels::scalarTile(OpBuilder &bld, Location loc, SmallVector
     Value next = lockstep::applyBody(lb, c.op, x, y, loop.getRegionIterArgs()[0]);
     scf::YieldOp::create(lb, loc, next);
   }
-  memref::StoreOp::create(cb, loc, loop.getResult(0), out, outIdx);
+  storeOut(cb, loc, loop.getResult(0), dims);
 }
 
 /// The packed [k, cols] columns of weights not laid out by columns:
@@ -604,8 +660,116 @@ void CpuContractionKernels::stripRows(OpBuilder &bld, Location loc, SmallVector<
     scf::YieldOp::create(lb, loc, acc);
   }
   for (int64_t r = 0; r < R; ++r)
-    for (int64_t v = 0; v < groups; ++v)
-      vector::StoreOp::create(bld, loc, rest.getResult(r * groups + v), out, outAt(bld, r, v));
+    for (int64_t v = 0; v < groups; ++v) {
+      dims[c.m] = rowIdx[r];
+      dims[c.n] = colIdx[v];
+      storeOut(bld, loc, rest.getResult(r * groups + v), dims);
+    }
+}
+
+void CpuContractionKernels::storeOut(OpBuilder &bld, Location loc, Value v, ArrayRef<Value> dims) {
+  auto vt = dyn_cast<VectorType>(v.getType());
+  auto store = [&](Value x, Value buffer, ValueRange idx) {
+    if (vt)
+      vector::StoreOp::create(bld, loc, x, buffer, idx);
+    else
+      memref::StoreOp::create(bld, loc, x, buffer, idx);
+  };
+  if (!combine) {
+    store(v, out, indicesOf(bld, loc, outMap, dims));
+    return;
+  }
+  // The combine's step for this chunk: out = out + partial (in its order),
+  // chunk 0 adding to the forwarded fill's value instead.
+  SmallVector<Value> idx = indicesOf(bld, loc, combine->outMap, dims);
+  Value prev = vt ? vector::LoadOp::create(bld, loc, vt, combine->out, idx).getResult()
+                  : memref::LoadOp::create(bld, loc, combine->out, idx).getResult();
+  if (combine->init) {
+    Value first = arith::CmpIOp::create(bld, loc, arith::CmpIPredicate::eq,
+                                        dims[combine->chunkDim], cstIndex(bld, loc, 0));
+    Value init = vt ? vector::BroadcastOp::create(bld, loc, vt, combine->init).getResult()
+                    : combine->init;
+    prev = arith::SelectOp::create(bld, loc, first, init, prev);
+  }
+  Value sum = combine->partialFirst ? arith::AddFOp::create(bld, loc, v, prev)
+                                    : arith::AddFOp::create(bld, loc, prev, v);
+  store(sum, combine->out, idx);
+}
+
+std::optional<StripCombine> lockstep::stripCombine(const Contraction &c) {
+  linalg::GenericOp p = c.op;
+  auto role = [](Operation *op) {
+    auto a = op->getAttrOfType<StringAttr>("lockstep.chunk_role");
+    return a ? a.getValue() : StringRef();
+  };
+  if (!c.init || role(p) != "partial")
+    return std::nullopt;
+  auto comb = dyn_cast_or_null<linalg::GenericOp>(p->getNextNode());
+  if (!comb || role(comb) != "combine" || !comb.hasPureBufferSemantics() ||
+      comb.getNumDpsInputs() != 1 || comb.getNumDpsInits() != 1)
+    return std::nullopt;
+  Value partial = p.getDpsInitOperand(0)->get();
+  OpOperand *in = comb.getDpsInputOperand(0);
+  OpOperand *init = comb.getDpsInitOperand(0);
+  if (in->get() != partial)
+    return std::nullopt;
+  // A fresh buffer of its own: the strips write it while they read the
+  // partial's inputs.
+  Value root = rootOf(init->get());
+  if (!root || !root.getDefiningOp<memref::AllocOp>() || root == rootOf(partial) ||
+      root == rootOf(p.getDpsInputOperand(0)->get()) ||
+      root == rootOf(p.getDpsInputOperand(1)->get()))
+    return std::nullopt;
+  StripCombine sc;
+  sc.op = comb;
+  sc.out = init->get();
+  Block *body = comb.getBlock();
+  if (!llvm::hasSingleElement(body->without_terminator()))
+    return std::nullopt;
+  auto add = dyn_cast<arith::AddFOp>(body->front());
+  if (!add || body->getTerminator()->getOperand(0) != add.getResult() ||
+      !add.getType().isF32() || add.getFastmath() != arith::FastMathFlags::none)
+    return std::nullopt;
+  Value bin = body->getArgument(0), bout = body->getArgument(1);
+  if (add.getLhs() == bin && add.getRhs() == bout)
+    sc.partialFirst = true;
+  else if (!(add.getLhs() == bout && add.getRhs() == bin))
+    return std::nullopt;
+  // One reduction dim (the chunks), the input read through a permutation.
+  std::optional<unsigned> red;
+  for (auto [i, t] : llvm::enumerate(comb.getIteratorTypesArray()))
+    if (t == utils::IteratorType::reduction) {
+      if (red)
+        return std::nullopt;
+      red = i;
+    }
+  AffineMap inMap = comb.getMatchingIndexingMap(in);
+  AffineMap combOut = comb.getMatchingIndexingMap(init);
+  AffineMap partialOut = p.getMatchingIndexingMap(p.getDpsInitOperand(0));
+  if (!red || !inMap.isPermutation() || !combOut.isProjectedPermutation(/*allowZero=*/true) ||
+      readsDim(combOut, *red) || partialOut.getNumResults() != inMap.getNumResults())
+    return std::nullopt;
+  // The partial's index, in its own loop dims, that the combine reads
+  // through its dim e.
+  auto partialIndexOf = [&](unsigned e) { return partialOut.getResult(*inMap.getResultPosition(
+                                              getAffineDimExpr(e, comb.getContext()))); };
+  auto j = dyn_cast<AffineDimExpr>(partialIndexOf(*red));
+  if (!j || !llvm::is_contained(c.batch, j.getPosition()) ||
+      !readsDim(p.getMatchingIndexingMap(p.getDpsInputOperand(1)), j.getPosition()))
+    return std::nullopt;
+  sc.chunkDim = j.getPosition();
+  SmallVector<AffineExpr> results;
+  for (AffineExpr e : combOut.getResults()) {
+    auto d = dyn_cast<AffineDimExpr>(e);
+    results.push_back(d ? partialIndexOf(d.getPosition()) : e);
+  }
+  sc.outMap = AffineMap::get(partialOut.getNumDims(), 0, results, comb.getContext());
+  // Its rows contiguous too: the strips add a vector of columns at a time.
+  if (!lastIs(sc.outMap, c.n) || !unitLastStride(sc.out))
+    return std::nullopt;
+  if ((sc.fill = forwardableFill(comb, 0)))
+    sc.init = sc.fill.getDpsInputOperand(0)->get();
+  return sc;
 }
 
 void CpuContractionKernels::buildTransposedPanels(OpBuilder &bld, Location loc) {

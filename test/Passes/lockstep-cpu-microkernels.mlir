@@ -53,6 +53,11 @@
 // CHECK: math.fma {{.*}} : f32
 // CHECK: scf.reduce
 // CHECK: } else {
+// Up to 32 rows the tiles read the weights in place, a cache line of the
+// row 64 ahead prefetched (the last row past the end); more rows pack them.
+// Each side cuts its own work items.
+// CHECK: %[[DIRECT:.*]] = arith.cmpi ule, %[[T]], %c32
+// CHECK: scf.if %[[DIRECT]] {
 // CHECK: %[[NT:.*]] = arith.ceildivui %c20, %c16
 // CHECK: %[[WANT:.*]] = arith.divui %{{.*}}, %c16
 // CHECK: %[[CAP:.*]] = arith.minui %[[WANT]], %c64
@@ -66,10 +71,6 @@
 // CHECK: %[[END:.*]] = arith.minui %[[CE]], %c20
 // CHECK: %[[FULL:.*]] = arith.divui %{{.*}}, %c16
 // CHECK: %[[NF:.*]] = arith.addi %[[C0]],
-// Up to 32 rows the tiles read the weights in place, a cache line of the
-// row 64 ahead prefetched (the last row past the end); more rows pack them.
-// CHECK: %[[DIRECT:.*]] = arith.cmpi ule, %[[T]], %c32
-// CHECK: scf.if %[[DIRECT]] {
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[FULL]] step
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[MT]] step
 // CHECK: scf.for %[[DK:.*]] = %{{.*}} to %c64 step %{{.*}} iter_args(
@@ -80,12 +81,20 @@
 // CHECK-NOT: memref.prefetch
 // CHECK: math.fma
 // CHECK: } else {
-// CHECK: %[[PACK:.*]] = memref.alloc(%[[G]]) {alignment = 64 : i64} : memref<?x64x16xf32>
+// CHECK: %[[PG:.*]] = arith.maxui %{{.*}}, %c1
+// CHECK: %[[PSPAN:.*]] = arith.muli %[[PG]], %c16
+// CHECK: %[[PMT:.*]] = arith.ceildivui %[[T]], %c4
+// CHECK: scf.parallel (%[[PC:.*]]) =
+// CHECK: %[[PC0:.*]] = arith.muli %[[PC]], %[[PSPAN]]
+// CHECK: %[[PEND:.*]] = arith.minui %{{.*}}, %c20
+// CHECK: %[[FULL2:.*]] = arith.divui %{{.*}}, %c16
+// CHECK: %[[PNF:.*]] = arith.addi %[[PC0]],
+// CHECK: %[[PACK:.*]] = memref.alloc(%[[PG]]) {alignment = 64 : i64} : memref<?x64x16xf32>
 // CHECK: scf.for %[[PK:.*]] = %{{.*}} to %c64 step
-// CHECK: scf.for %[[PT:.*]] = %{{.*}} to %[[FULL]] step
+// CHECK: scf.for %[[PT:.*]] = %{{.*}} to %[[FULL2]] step
 // CHECK-COUNT-2: vector.store %{{.*}}, %[[PACK]][%[[PT]], %[[PK]], %{{.*}}]
-// CHECK: scf.for %[[TT:.*]] = %{{.*}} to %[[FULL]] step
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[MT]] step
+// CHECK: scf.for %[[TT:.*]] = %{{.*}} to %[[FULL2]] step
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[PMT]] step
 // CHECK: scf.if
 // CHECK-COUNT-8: vector.load %arg2
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c64 step %{{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
@@ -101,7 +110,7 @@
 // CHECK-COUNT-2: math.fma {{.*}} : vector<8xf32>
 // CHECK: memref.dealloc %[[PACK]]
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %[[T]]
-// CHECK: scf.for %{{.*}} = %[[NF]] to %[[END]]
+// CHECK: scf.for %{{.*}} = %[[PNF]] to %[[PEND]]
 // CHECK: scf.for {{.*}} -> (f32)
 // CHECK: math.fma {{.*}} : f32
 // CHECK-NOT: linalg.generic
@@ -129,10 +138,14 @@ func.func @edge(%x: memref<?x64xf32>, %w: memref<64x20xf32>, %y: memref<?x20xf32
 
 // A chunk's partial, Y[1, T, 3, 64] = fold over k of X[1, T, 3, 256] and
 // W[3, 256, 64], k its fourth loop: the chunk dim j (and the unit dim) are
-// batch dims, so a work item is one (unit, j, panel) or (unit, j, group of column
-// tiles), delinearized from one parallel dim with j before the columns. The
-// fold runs over k in [0, 256) within the chunk, and nothing combines
-// chunks here.
+// batch dims, so a work item is one (unit, j, panel) or, with more than 32
+// rows, (unit, j, group of column tiles), delinearized from one parallel
+// dim with j before the columns. From 4 to 32 rows (the tiles reading W in
+// place) j, which indexes the weights, gets no work items: each column tile
+// loops over the 3 chunks around its row tiles, so that its weight rows are
+// read in address order, and the prefetch runs on into the next chunk (row
+// j·256 + k + 64, at most the last, 767). The fold runs over k in [0, 256)
+// within the chunk, and nothing combines chunks here.
 #xp = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
 #wp = affine_map<(d0, d1, d2, d3, d4) -> (d2, d3, d4)>
 #yp = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
@@ -147,6 +160,23 @@ func.func @edge(%x: memref<?x64xf32>, %w: memref<64x20xf32>, %y: memref<?x20xf32
 // CHECK: arith.divui %[[I]], %[[PANELS]]
 // CHECK: arith.remui %{{.*}}, %c3
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c256 step
+// CHECK: } else {
+// CHECK: arith.cmpi ule, %{{.*}}, %c32
+// CHECK: scf.if
+// CHECK: scf.parallel
+// CHECK-NOT: %c3
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %c3 step
+// CHECK: scf.for %[[DK:.*]] = %{{.*}} to %c256 step %{{.*}} iter_args
+// CHECK: vector.load %arg1[%[[J]], %[[DK]], %{{.*}}] : memref<3x256x64xf32>, vector<8xf32>
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[DK]], %c64
+// CHECK: %[[JROW:.*]] = arith.muli %[[J]], %c256
+// CHECK: %[[ROW:.*]] = arith.addi %[[JROW]], %[[AHEAD]]
+// CHECK: %[[ROWS:.*]] = arith.muli %c3, %c256
+// CHECK: %[[LAST:.*]] = arith.subi %[[ROWS]], %c1
+// CHECK: %[[PR:.*]] = arith.minui %[[ROW]], %[[LAST]]
+// CHECK: %[[PJ:.*]] = arith.divui %[[PR]], %c256
+// CHECK: %[[PK:.*]] = arith.remui %[[PR]], %c256
+// CHECK: memref.prefetch %arg1[%[[PJ]], %[[PK]], %{{.*}}]
 // CHECK: } else {
 // CHECK: memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?x256x16xf32>
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c256 step %{{.*}} iter_args
@@ -279,6 +309,73 @@ func.func @partial_transposed(%x: memref<?x3x256xf32>, %w: memref<64x3x256xf32>,
     %r = math.fma %in, %wv, %acc : f32
     linalg.yield %r : f32
   }
+  return
+}
+
+// -----
+
+// A tied lm_head's partial (3 chunks of 256, both fills forwardable) with
+// its combine right after it. Below 4 rows the strips run the combine: once
+// a chunk's outputs are folded, each vector of them is added to the
+// combine's output, the combine's own add in its order (out + partial),
+// chunk 0 adding to the forwarded fill's 0 instead of the stored value
+// (the scalar columns past the last vector likewise); the partial buffer
+// is never stored there. From 4 rows the tiles store the partials, then the
+// combine's fill and the combine run after them as before.
+#xc = affine_map<(t, j, n, k) -> (t, j, k)>
+#wc = affine_map<(t, j, n, k) -> (n, j, k)>
+#pc = affine_map<(t, j, n, k) -> (t, j, n)>
+#ci = affine_map<(t, n, j) -> (t, j, n)>
+#co = affine_map<(t, n, j) -> (t, n)>
+// CHECK-LABEL: func.func @partial_combine
+// CHECK: %[[ZERO:.*]] = arith.constant 0.0
+// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<?x40xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: %[[P:.*]] = memref.alloc(%{{.*}}) : memref<?x3x40xf32>
+// CHECK-NOT: linalg.
+// CHECK: scf.if
+// CHECK-NOT: memref<?x3x40xf32>
+// CHECK: scf.parallel
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %c3 step
+// CHECK: %[[ACC:.*]]:8 = scf.for %{{.*}} = %{{.*}} to %c256 step
+// CHECK: %[[PREV:.*]] = vector.load %[[OUT]][%{{.*}}, %{{.*}}] : memref<?x40xf32>, vector<8xf32>
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[J]], %{{.*}} : index
+// CHECK: %[[FROM:.*]] = arith.select %[[FIRST]], %{{.*}}, %[[PREV]] : vector<8xf32>
+// CHECK: %[[SUM:.*]] = arith.addf %[[FROM]], %[[ACC]]#0 : vector<8xf32>
+// CHECK: vector.store %[[SUM]], %[[OUT]][
+// CHECK: %[[SPREV:.*]] = memref.load %[[OUT]]
+// CHECK: %[[SFROM:.*]] = arith.select %{{.*}}, %[[ZERO]], %[[SPREV]] : f32
+// CHECK: %[[SSUM:.*]] = arith.addf %[[SFROM]], %{{.*}} : f32
+// CHECK: memref.store %[[SSUM]], %[[OUT]]
+// CHECK: } else {
+// CHECK: vector.store %{{.*}}, %[[P]]
+// CHECK: linalg.fill ins(%[[ZERO]] : f32) outs(%[[OUT]] : memref<?x40xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[P]] : memref<?x3x40xf32>) outs(%[[OUT]] : memref<?x40xf32>) attrs = {lockstep.chunk_role = "combine"}
+// CHECK: memref.copy %[[OUT]]
+func.func @partial_combine(%x: memref<?x3x256xf32>, %w: memref<40x3x256xf32>, %y: memref<?x40xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %t = memref.dim %x, %c0 : memref<?x3x256xf32>
+  %out = memref.alloc(%t) : memref<?x40xf32>
+  linalg.fill ins(%zero : f32) outs(%out : memref<?x40xf32>)
+  %p = memref.alloc(%t) : memref<?x3x40xf32>
+  linalg.fill ins(%zero : f32) outs(%p : memref<?x3x40xf32>)
+  linalg.generic {indexing_maps = [#xc, #wc, #pc], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<?x3x256xf32>, memref<40x3x256xf32>) outs(%p : memref<?x3x40xf32>)
+      attrs = {lockstep.chunk_role = "partial"} {
+  ^bb0(%in: f32, %wv: f32, %acc: f32):
+    %r = math.fma %in, %wv, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#ci, #co], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%p : memref<?x3x40xf32>) outs(%out : memref<?x40xf32>) attrs = {lockstep.chunk_role = "combine"} {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  }
+  memref.copy %out, %y : memref<?x40xf32> to memref<?x40xf32>
+  memref.dealloc %p : memref<?x3x40xf32>
+  memref.dealloc %out : memref<?x40xf32>
   return
 }
 

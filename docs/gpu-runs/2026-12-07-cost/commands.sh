@@ -4,6 +4,9 @@
 #                 and the invariance cost's two controls, llama1b_adaptive.lsa
 #                 (--reduction-policy=adaptive) and llama1b_whole.lsa
 #                 (--adaptive-rows=2 --adaptive-chunk=256)
+#   (run31: bench/gpu/prepare.py at d2dcf24, which adds the controls
+#   llama1b_c128.lsa, llama1b_c512.lsa and llama1b_c1024.lsa: every reduction
+#   but attention's in chunks of 128, 512 or 1024 at any batch size)
 #   host.tar.xz   run28's (docs/gpu-runs/2026-12-07-pools/commands.sh): mid.lsa
 #                 and new.lsa, the same kernels without and with
 #                 serving.ragged.pool_writes

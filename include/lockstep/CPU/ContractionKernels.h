@@ -30,6 +30,34 @@ WeightLayout weightLayout(const Contraction &c);
 /// k static and the packed buffer at most 64 KiB.
 bool canPackColumns(const Contraction &c, int64_t cols);
 
+/// A chunked reduction's combine (`out = out + partial`, over the chunk dim,
+/// in increasing order; lockstep.chunk_role "combine") run by the
+/// transposed strips of its partial instead of as a pass of its own: each
+/// output's chunk partial, once folded, is added to the combine's output at
+/// once, chunk after chunk in increasing order, so the partials are never
+/// stored. The adds are the combine's own, operands in its order.
+struct StripCombine {
+  mlir::linalg::GenericOp op; ///< the combine
+  unsigned chunkDim = 0;      ///< the partial's loop dim of the chunks
+  mlir::Value out;            ///< the combine's output
+  /// The combine output's indices in the partial's loop dims (the chunk
+  /// dim not among them).
+  mlir::AffineMap outMap;
+  /// The fill of the output just before the combine (forwardableFill),
+  /// or null; with it, chunk 0 adds to its value `init` instead of the
+  /// stored output.
+  mlir::linalg::FillOp fill;
+  mlir::Value init;
+  bool partialFirst = false; ///< whether the add is `addf(partial, out)`
+};
+
+/// The combine that the transposed strips of partial `c` (its fill
+/// forwarded, `c.init` set) can run: the op right after it, reading only
+/// its output and folding the one dim of it that indexes the weights, with
+/// the body `addf` of its input and output (either order), into a buffer
+/// that neither input shares. Otherwise nullopt.
+std::optional<StripCombine> stripCombine(const Contraction &c);
+
 /// The loops of one contraction, built before it; the caller erases it.
 /// With `c.init` set, the tiles and the transposed panels start every
 /// output from it instead of loading the output.
@@ -64,6 +92,11 @@ public:
   /// row's accumulators held over all of k.
   void buildTransposedPanels(mlir::OpBuilder &b, mlir::Location loc);
 
+  /// Has the transposed panels built next run `sc` too (or not, with null):
+  /// they then add each chunk's outputs to its output instead of storing
+  /// them. The tiles and panels do not take one.
+  void runCombine(const StripCombine *sc) { combine = sc; }
+
 private:
   struct PanelItem {
     mlir::OpBuilder b;
@@ -72,6 +105,9 @@ private:
   };
   /// A work item per (batch point, panel of columns); the batch dims in
   /// `inner` are left unset, for the item to loop over.
+  /// The tiles of buildTiles, weights read in place (`direct`) or from a
+  /// packed copy (`packs`) or neither.
+  void tiles(mlir::OpBuilder &b, mlir::Location loc, bool direct, bool packs);
   PanelItem panelItem(mlir::OpBuilder &b, mlir::Location loc,
                       llvm::ArrayRef<unsigned> inner = {});
   /// The first `width` values of outputs at `outIdx`: loaded, or the
@@ -94,6 +130,10 @@ private:
                        mlir::Value n0, int64_t groups);
   void stripRows(mlir::OpBuilder &b, mlir::Location loc, llvm::SmallVector<mlir::Value> dims,
                  llvm::ArrayRef<mlir::Value> rowIdx, mlir::Value n0, int64_t groups);
+  /// Stores the fold `v` (a value or a vector) of the outputs at `dims`:
+  /// into the output, or added to the combine's.
+  void storeOut(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                llvm::ArrayRef<mlir::Value> dims);
   llvm::SmallVector<mlir::Value> weightBlock(mlir::OpBuilder &b, mlir::Location loc,
                                              llvm::SmallVector<mlir::Value> dims, mlir::Value n,
                                              mlir::Value k);
@@ -107,6 +147,10 @@ private:
   WeightLayout layout;
   mlir::Value a, b, out; // b: the weights
   mlir::AffineMap aMap, bMap, outMap;
+  const StripCombine *combine = nullptr;
+  /// While the direct tiles are built: the chunk dim looped in each tile
+  /// whose rows run on from one chunk's to the next (-1: none).
+  int64_t prefetchChunkDim = -1;
 };
 
 /// The transpose of 8 vector<8xT> rows (result i holds every row's lane

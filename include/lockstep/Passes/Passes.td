@@ -705,7 +705,7 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
     address order, and a strip's rows taken `rows` at a time (then the last
     one at a time): for each row of the tile, 2 `vector<8xf32>` (with
     `lanes=16`, 1 `vector<16xf32>`) accumulators are loaded from the output
-    and carried over all of k; each L x L block of `W[n:n+L, k:k+L]` (L the
+    (or start from a forwarded fill's value) and carried over all of k; each L x L block of `W[n:n+L, k:k+L]` (L the
     vectors' lanes) is loaded along its contiguous k and transposed in
     registers once for all the tile's rows (24 `vector.shuffle`s for 8
     lanes, 64 for 16), and its L values of k are folded into each row in
@@ -751,7 +751,20 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
     the same order, from its own value: the bits are those of the generic,
     whatever the rows, tiles or threads. Chunked reductions keep their
     chunks (a partial's chunk dim is a batch dim) and their combine, which
-    is another generic.
+    is another generic. Where the strips run a partial whose fill is
+    forwarded and whose combine comes right after it (`out = addf(out,
+    partial)` or `addf(partial, out)` over the chunk dim, the dim that
+    indexes the weights, into a fresh buffer of its own whose rows are
+    contiguous; see `stripCombine` in lockstep/CPU/ContractionKernels.h),
+    they run that combine too: once a chunk's outputs are folded, they are
+    added to the combine's output at once (loaded, the combine's own add in
+    its operand order, stored; chunk 0 adds to the combine's forwarded fill
+    value), and the partials are never stored. The strips of an output run
+    its chunks in increasing order, so its adds are the combine's, in the
+    combine's order: the same bits, without a partial buffer written and
+    read back (a tied lm_head's: 3 x 50257 floats a row for GPT-2) or a
+    pass of its own. Where the rows pick the tiles instead, the combine
+    (and its fill) runs after them as before.
 
     A `linalg.fill` of the output just before (see `forwardableFill` in
     lockstep/Reductions/Contraction.h) is forwarded: the tiles and the
@@ -784,7 +797,8 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
            "(AVX-512, x86-64-v4); the transposed strips stay 8">,
   ];
   let statistics = [
-    Statistic<"numRewritten", "rewritten", "contractions computed in vector tiles">
+    Statistic<"numRewritten", "rewritten", "contractions computed in vector tiles">,
+    Statistic<"numCombined", "combined", "chunk combines run by their partials' transposed strips">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",

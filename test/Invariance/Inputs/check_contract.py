@@ -73,6 +73,7 @@ def main():
         "W3": rng.uniform(-1, 1, (45, 1000)).astype(f32),
         "W5": rng.uniform(-1, 1, (1000, 13)).astype(f32),
         "W6": rng.uniform(-1, 1, (1000, 200)).astype(f32),
+        "X5": rng.uniform(-1, 1, (12, 1000)).astype(f32),
     }
     cmd = ["lockstep-run", "exec", artifact, "--output-dir", work]
     for name, v in ins.items():
@@ -85,11 +86,13 @@ def main():
     y4, t4 = contract_matmul(ins["X4"], ins["W3"].T, 250)
     y5, t5 = contract_matmul(ins["X4"], ins["W5"], 250)
     y6, t6 = contract_matmul(ins["X2"], ins["W6"], 250)
-    if t1 or t2 or t3 or t4 or t5 or t6:
+    y7, t7 = contract_matmul(ins["X5"], ins["W6"], 250)
+    y8, t8 = contract_matmul(ins["X5"], ins["W3"].T, 250)
+    if t1 or t2 or t3 or t4 or t5 or t6 or t7 or t8:
         print("the float64 emulation of fma met a tie: change the seed")
         return 1
     want = {"Y": y, "Y2": y2, "T": contract_sum(ins["S"], 64), "Y3": y3, "Y4": y4,
-            "Y5": y5, "Y6": y6}
+            "Y5": y5, "Y6": y6, "Y7": y7, "Y8": y8}
     bad = 0
     for name, ref in want.items():
         got = np.load(os.path.join(work, name + ".npy"))
