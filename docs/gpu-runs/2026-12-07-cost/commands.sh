@@ -14,6 +14,8 @@
 #                         both controls at 1, 8, 64 requests and 8 prefills of 512)
 # commands.sh lite RUN    canonical and the whole control only, at 8 and 64
 #                         requests and 8 prefills of 512, two rounds
+# commands.sh full RUN    bench/gpu/run.py --only copy,gemm,serve,hf,hfc (the
+#                         whole table without the controls, HF beside it)
 # commands.sh pools RUN   mid and new in turn at 64 requests (prompt 128, 128 new,
 #                         bench --warmup 1), ROUNDS rounds (default 3), then
 #                         each once with LOCKSTEP_CUDA_PROFILE=1 (every launch
@@ -28,6 +30,12 @@ cost)
   python3 bench/gpu/run.py /tmp/lsb-$r/bench --out "$OUT/report.md" --only serve,adaptive \
     --json "$OUT/run.json" > "$OUT/run.log" 2>&1
   echo "run.py rc=$?"; sed -n '/Invariance cost/,$p' "$OUT/report.md"
+  ;;
+full)
+  mkdir -p /tmp/lsb-$r && tar xJf gpu-bundle/$r/bench.tar.xz -C /tmp/lsb-$r
+  timeout 570 python3 bench/gpu/run.py /tmp/lsb-$r/bench --out "$OUT/report.md" \
+    --only copy,gemm,serve,hf,hfc --json "$OUT/run.json" --hfc-timeout 200 > "$OUT/run.log" 2>&1
+  echo "rc=$?"; head -80 "$OUT/report.md"
   ;;
 lite)
   # The same comparison in less device time: canonical against the whole

@@ -735,7 +735,14 @@ def CpuMicrokernels : Pass<"lockstep-cpu-microkernels", "mlir::func::FuncOp"> {
     issues a `memref.prefetch` of weight row k + 64 (the last row past the
     end), a cache line of every 16 columns of the tile: rows a weight
     stride apart are too far apart for the hardware's prefetchers to run
-    ahead of the loads. A tile of `rows` x
+    ahead of the loads. There a partial's chunk dim, which indexes the
+    weights, gets no work items of its own: each column tile loops over
+    the chunks, in order, around its row tiles, so that its weight rows
+    are read in address order, all of k, and the prefetch of chunk j runs
+    on into chunk j + 1's rows (row j·C + k + 64 of the chunks' rows read
+    as one run `W[j, k, n]`, up to the last). (With a work item a chunk,
+    a decode step of GPT-2's 768 x 2304 projection started each chunk's
+    first 64 rows without a prefetch.) A tile of `rows` x
     `cols` outputs is held in `vector<8xf32>` accumulators, `scf.for`
     iter_args loaded from the output; for each k in increasing order, from
     0, every row's `A[m, k]` is broadcast, the weights' vectors loaded, and
