@@ -1,6 +1,7 @@
 //===- Engine.cpp - The generation loop over a step model -----------------===//
 #include "lockstep/Runtime/Serving/Engine.h"
 #include "lockstep/Runtime/Serving/StepRunner.h"
+#include "lockstep/Runtime/Serving/StepTimes.h"
 
 #include <limits>
 #include <map>
@@ -116,10 +117,12 @@ bool Engine::run(const std::vector<Request> &requests, RunResult &out,
       return false;
     }
     StepPlan plan;
+    StepTimer scheduleTime(StepPart::Schedule);
     if (!sched.schedule(plan, error)) {
       finishRun(RequestStatus::Failed, error);
       return false;
     }
+    scheduleTime.stop();
     if (plan.entries.empty() && !sched.waitingForArrivals()) {
       error = "engine: the scheduler planned an empty step with no request "
               "left to arrive";
@@ -143,10 +146,12 @@ bool Engine::run(const std::vector<Request> &requests, RunResult &out,
         return false;
       }
     }
+    StepTimer completeTime(StepPart::Complete);
     if (!sched.complete(plan, sampled, error)) {
       finishRun(RequestStatus::Failed, error);
       return false;
     }
+    completeTime.stop();
     if (cb.onStep)
       cb.onStep(plan);
   }

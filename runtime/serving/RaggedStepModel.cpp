@@ -1,5 +1,6 @@
 //===- RaggedStepModel.cpp - One compiled call per ragged step ------------===//
 #include "lockstep/Runtime/Serving/RaggedStepModel.h"
+#include "lockstep/Runtime/Serving/StepTimes.h"
 
 #include "lockstep/Artifact/ArtifactMeta.h"
 #include "lockstep/Artifact/ServingKeys.h"
@@ -275,6 +276,7 @@ bool RaggedStepModel::step(const StepBatch &batch, KVCache &kv, float *logitsOut
     return true;
   if (!checkBatch(batch, kv, error))
     return false;
+  StepTimer inputsTime(StepPart::Inputs);
   int64_t T = int64_t(batch.tokens.size()), bs = kv.config().blockSize;
   size_t maxBlocks = 1;
   for (const auto &t : batch.blockTables)
@@ -318,9 +320,16 @@ bool RaggedStepModel::step(const StepBatch &batch, KVCache &kv, float *logitsOut
     for (const Stream &st : streams)
       kept.keep[st.output] = true;
   }
-  if (!runGraphViews(artifact, module, in, outputs, error, device, device ? &kept : nullptr) ||
-      !writeRows(batch, kv, kept, error))
+  inputsTime.stop();
+  StepTimer callTime(StepPart::Call);
+  if (!runGraphViews(artifact, module, in, outputs, error, device, device ? &kept : nullptr))
     return false;
+  callTime.stop();
+  StepTimer kvTime(StepPart::KVRows);
+  if (!writeRows(batch, kv, kept, error))
+    return false;
+  kvTime.stop();
+  StepTimer rowsTime(StepPart::LogitRows);
 
   // Row k of the logits: token rowTokens[k] (every token without logit rows).
   int64_t n = logitRows ? int64_t(rowTokens.size()) : T;

@@ -1,5 +1,6 @@
 //===- StepRunner.cpp - One planned step: batch, model, sampling ----------===//
 #include "lockstep/Runtime/Serving/StepRunner.h"
+#include "lockstep/Runtime/Serving/StepTimes.h"
 
 #include <limits>
 
@@ -27,9 +28,11 @@ bool lockstep::rt::runPlannedStep(StepModel &model, KVCache &kv, const Scheduler
                                   std::vector<float> &logits,
                                   std::vector<int32_t> &sampled,
                                   const SampledRowFn &onRow, std::string &error) {
+  StepTimer batchTime(StepPart::Batch);
   sampled.assign(plan.entries.size(), -1);
   StepBatch batch = buildStepBatch(plan, kv);
   logits.assign(plan.entries.size() * size_t(V), std::numeric_limits<float>::quiet_NaN());
+  batchTime.stop();
   if (!model.step(batch, kv, logits.data(), error)) {
     error = "step " + std::to_string(plan.step) + ": " + error;
     return false;
@@ -41,8 +44,11 @@ bool lockstep::rt::runPlannedStep(StepModel &model, KVCache &kv, const Scheduler
     const float *row = logits.data() + r * size_t(V);
     int64_t position = e.startPosition + int64_t(e.tokens.size());
     const Request *req = sched.request(e.seq);
+    StepTimer sampleTime(StepPart::Sample);
     int32_t tok = sample(row, V, req->sampling, position);
+    sampleTime.stop();
     sampled[r] = tok;
+    StepTimer recordTime(StepPart::Record);
     if (onRow)
       onRow(r, position, tok, row);
   }

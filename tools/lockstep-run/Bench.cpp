@@ -32,7 +32,9 @@
 #include "Loaded.h"
 
 #include "lockstep/Runtime/Backend/Cuda/CudaBackend.h"
+#include "lockstep/Runtime/Serving/StepTimes.h"
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -80,7 +82,21 @@ ScheduleSetup batchedSetup(const std::vector<Request> &requests, int64_t vocab,
 struct Timed {
   ScheduleRun run;
   double seconds = 0;
+  std::array<double, lockstep::rt::kStepParts> parts{}; ///< LOCKSTEP_STEP_TIMES's sums
 };
+
+/// With LOCKSTEP_STEP_TIMES=1: where the host's time of each step went.
+void printStepTimes(const char *name, const Timed &t) {
+  using namespace lockstep::rt;
+  int64_t steps = std::max<int64_t>(t.run.result.stats.steps, 1);
+  double sum = 0;
+  std::printf("step times %-7s ms a step:", name);
+  for (int i = 0; i < kStepParts; ++i) {
+    std::printf(" %s %.3f,", stepPartName(StepPart(i)), 1e3 * t.parts[i] / steps);
+    sum += t.parts[i];
+  }
+  std::printf(" rest %.3f\n", 1e3 * (t.seconds - sum) / steps);
+}
 
 /// Steps of one phase of a run (the header says which steps are which).
 struct Phase {
@@ -234,9 +250,11 @@ int lockstep::run::runBench(int argc, char **argv) {
       if (interrupted().load())
         return true;
     }
+    lockstep::rt::resetStepTimes();
     auto t0 = std::chrono::steady_clock::now();
     bool ok = runSchedule(*L.model, L.cache, setup, requests, out.run, error, &interrupted());
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    out.parts = lockstep::rt::stepTimes();
     return ok;
   };
   Timed alone, batched;
@@ -281,6 +299,12 @@ int lockstep::run::runBench(int argc, char **argv) {
       printPhases("alone", alone.run, requests);
     if (only != "alone")
       printPhases("batched", batched.run, requests);
+    if (lockstep::rt::stepTimesOn()) {
+      if (only != "batched")
+        printStepTimes("alone", alone);
+      if (only != "alone")
+        printStepTimes("batched", batched);
+    }
   };
   if (!only.empty()) {
     std::printf("logits compared    none (--only %s)\n", only.c_str());
