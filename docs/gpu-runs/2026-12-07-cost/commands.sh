@@ -16,6 +16,11 @@
 #                         requests and 8 prefills of 512, two rounds
 # commands.sh full RUN    bench/gpu/run.py --only copy,gemm,serve,hf,hfc (the
 #                         whole table without the controls, HF beside it)
+# commands.sh events RUN  decode-heavy runs (prompt 8, 64 new tokens) at 64, 8
+#                         and 1 requests: each kernel's device time
+#                         (LOCKSTEP_CUDA_PROFILE=events, ev-d*.log), then the
+#                         same without a profile, two rounds (plain.log), and
+#                         64 requests with every launch waiting (wait-d64.log)
 # commands.sh pools RUN   mid and new in turn at 64 requests (prompt 128, 128 new,
 #                         bench --warmup 1), ROUNDS rounds (default 3), then
 #                         each once with LOCKSTEP_CUDA_PROFILE=1 (every launch
@@ -36,6 +41,26 @@ full)
   timeout 570 python3 bench/gpu/run.py /tmp/lsb-$r/bench --out "$OUT/report.md" \
     --only copy,gemm,serve,hf,hfc --json "$OUT/run.json" --hfc-timeout 200 > "$OUT/run.log" 2>&1
   echo "rc=$?"; head -80 "$OUT/report.md"
+  ;;
+events)
+  b=/tmp/lsb-$r/bench
+  mkdir -p /tmp/lsb-$r && tar xJf gpu-bundle/$r/bench.tar.xz -C /tmp/lsb-$r
+  python3 bench/gpu/llama1b.py /tmp/lockstep-bench > "$OUT/model.log" 2>&1 || { tail "$OUT/model.log"; exit 1; }
+  for c in 64 8 1; do
+    LOCKSTEP_CUDA_PROFILE=events LOCKSTEP_CUDA_PROFILE_ROWS=0 timeout 150 $b/lockstep-run bench \
+      $b/llama1b.lsa --device cuda --only batched --requests $c --prompt-len 8 \
+      --max-new-tokens 64 > "$OUT/ev-d$c.log" 2>&1
+    echo "c=$c rc=$?"; grep -E "a call|^batched decode" "$OUT/ev-d$c.log"
+  done
+  for round in 1 2; do
+    for c in 64 8 1; do
+      echo "round $round c=$c $(timeout 100 $b/lockstep-run bench $b/llama1b.lsa --device cuda \
+        --only batched --warmup 1 --requests $c --prompt-len 8 --max-new-tokens 64 2>&1 |
+        grep -E '^batched decode')"
+    done
+  done | tee "$OUT/plain.log"
+  LOCKSTEP_CUDA_PROFILE=1 timeout 100 $b/lockstep-run bench $b/llama1b.lsa --device cuda \
+    --only batched --requests 64 --prompt-len 8 --max-new-tokens 64 > "$OUT/wait-d64.log" 2>&1
   ;;
 lite)
   # The same comparison in less device time: canonical against the whole
