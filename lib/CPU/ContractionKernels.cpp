@@ -34,6 +34,19 @@ constexpr int64_t kPrefetchRows = 64;
 constexpr int64_t kLineFloats = 16; // f32 values of a 64-byte cache line
 constexpr int64_t kMinItems = 16;            // work items a contraction is cut into, at least
 constexpr int64_t kPanelSteps = 4;           // values of k a panel folds per pass over its outputs
+
+/// `build` at every point of the batch dims `inner`, the last fastest: a
+/// loop from 0 to each one's size, its index set in `dims`.
+void eachPoint(OpBuilder &b, Location loc, ArrayRef<unsigned> inner, ArrayRef<Value> sizes,
+               SmallVectorImpl<Value> &dims, function_ref<void(OpBuilder &)> build) {
+  OpBuilder ib = b;
+  for (unsigned d : inner) {
+    auto loop = scf::ForOp::create(ib, loc, cstIndex(ib, loc, 0), sizes[d], cstIndex(ib, loc, 1));
+    ib = OpBuilder::atBlockTerminator(loop.getBody());
+    dims[d] = loop.getInductionVar();
+  }
+  build(ib);
+}
 } // namespace
 
 WeightLayout lockstep::weightLayout(const Contraction &c) {
@@ -191,24 +204,14 @@ void CpuContractionKernels::tiles(OpBuilder &bld, Location loc, bool direct, boo
   // tile, each folded alone.
   Value full = arith::DivUIOp::create(sb, loc, arith::SubIOp::create(sb, loc, nEnd, n0), colsC);
   Value nFull = arith::AddIOp::create(sb, loc, n0, arith::MulIOp::create(sb, loc, full, colsC));
-  // `build` at every point of the inner dims, the last fastest.
-  auto eachInner = [&](OpBuilder &ob, function_ref<void(OpBuilder &)> build) {
-    OpBuilder ib = ob;
-    for (unsigned d : inner) {
-      auto loop = scf::ForOp::create(ib, loc, cstIndex(ib, loc, 0), sizes[d], one);
-      ib = OpBuilder::atBlockTerminator(loop.getBody());
-      dims[d] = loop.getInductionVar();
-    }
-    build(ib);
-  };
   // The weights' rows as one run of chunks: one chunk dim j, read just
   // before k (W[.., j, k, ..], a partial's expanded view), k static.
-  prefetchChunkDim = -1;
+  int64_t chunkDim = -1;
   if (inner.size() == 1 && !ShapedType::isDynamic(c.length)) {
     std::optional<unsigned> pj = bMap.getResultPosition(getAffineDimExpr(inner[0], bld.getContext()));
     std::optional<unsigned> pk = bMap.getResultPosition(getAffineDimExpr(c.k, bld.getContext()));
     if (pj && pk && *pk == *pj + 1)
-      prefetchChunkDim = inner[0];
+      chunkDim = inner[0];
   }
   // The row tiles of each whole column tile, reading the weights from
   // `pack` when there is one.
@@ -226,27 +229,26 @@ void CpuContractionKernels::tiles(OpBuilder &bld, Location loc, bool direct, boo
     for (int64_t r = 0; r < rows; ++r)
       rowIdx.push_back(
           r == 0 ? m0 : arith::AddIOp::create(fb, loc, m0, cstIndex(fb, loc, r)).getResult());
-    vectorTile(fb, loc, dims, rowIdx, nt, pack, t);
+    vectorTile(fb, loc, dims, rowIdx, nt, pack, t, chunkDim);
     OpBuilder eb = OpBuilder::atBlockTerminator(&rowBranch.getElseRegion().front());
     auto each = scf::ForOp::create(eb, loc, m0, sizes[c.m], one);
     OpBuilder rb = OpBuilder::atBlockTerminator(each.getBody());
-    vectorTile(rb, loc, dims, {each.getInductionVar()}, nt, pack, t);
+    vectorTile(rb, loc, dims, {each.getInductionVar()}, nt, pack, t, chunkDim);
   };
   auto tileLoops = [&](OpBuilder &ib, Value pack) {
     auto tileLoop = scf::ForOp::create(ib, loc, cstIndex(ib, loc, 0), full, one);
     OpBuilder tb = OpBuilder::atBlockTerminator(tileLoop.getBody());
     Value t = tileLoop.getInductionVar();
     Value nt = arith::AddIOp::create(tb, loc, n0, arith::MulIOp::create(tb, loc, t, colsC));
-    eachInner(tb, [&](OpBuilder &jb) { rowTileLoops(jb, nt, pack, t); });
+    eachPoint(tb, loc, inner, sizes, dims, [&](OpBuilder &jb) { rowTileLoops(jb, nt, pack, t); });
   };
   Value pack = packs ? packGroup(sb, loc, dims, n0, full, group) : Value();
   tileLoops(sb, pack);
   if (pack)
     memref::DeallocOp::create(sb, loc, pack);
-  eachInner(sb, [&](OpBuilder &jb) {
+  eachPoint(sb, loc, inner, sizes, dims, [&](OpBuilder &jb) {
     scalarTile(jb, loc, dims, cstIndex(jb, loc, 0), sizes[c.m], nFull, nEnd);
   });
-  prefetchChunkDim = -1;
 }
 
 /// The work item of a few-rows form: an scf.parallel over (batch point,
@@ -413,7 +415,7 @@ Value CpuContractionKernels::packGroup(OpBuilder &bld, Location loc, SmallVector
 /// batch dims.
 void CpuContractionKernels::vectorTile(OpBuilder &bld, Location loc, SmallVector<Value> dims,
                                        ArrayRef<Value> rowIdx, Value n0, Value pack,
-                                       Value tile) {
+                                       Value tile, int64_t chunkDim) {
   auto vt = VectorType::get({lanes}, bld.getF32Type());
   int64_t nv = cols / lanes;
   SmallVector<Value> colIdx, packCol;
@@ -449,16 +451,16 @@ void CpuContractionKernels::vectorTile(OpBuilder &bld, Location loc, SmallVector
       // apart for the hardware's prefetchers to run ahead of the loads.
       // With the chunks of a partial looped in the tile, row (j, k + 64)
       // runs on into chunk j + 1: rows j·C + k + 64, up to the last one.
-      Value jNow = prefetchChunkDim >= 0 ? dims[prefetchChunkDim] : Value();
+      Value jNow = chunkDim >= 0 ? dims[chunkDim] : Value();
       if (jNow) {
         Value C = cstIndex(lb, loc, c.length);
         Value row = arith::AddIOp::create(
             lb, loc, arith::MulIOp::create(lb, loc, jNow, C),
             arith::AddIOp::create(lb, loc, k, cstIndex(lb, loc, kPrefetchRows)));
         Value last = arith::SubIOp::create(
-            lb, loc, arith::MulIOp::create(lb, loc, sizes[prefetchChunkDim], C), cstIndex(lb, loc, 1));
+            lb, loc, arith::MulIOp::create(lb, loc, sizes[chunkDim], C), cstIndex(lb, loc, 1));
         row = arith::MinUIOp::create(lb, loc, row, last);
-        dims[prefetchChunkDim] = arith::DivUIOp::create(lb, loc, row, C);
+        dims[chunkDim] = arith::DivUIOp::create(lb, loc, row, C);
         dims[c.k] = arith::RemUIOp::create(lb, loc, row, C);
       } else {
         dims[c.k] = arith::MinUIOp::create(
@@ -472,7 +474,7 @@ void CpuContractionKernels::vectorTile(OpBuilder &bld, Location loc, SmallVector
       }
       dims[c.k] = k;
       if (jNow)
-        dims[prefetchChunkDim] = jNow;
+        dims[chunkDim] = jNow;
     }
     SmallVector<Value> next;
     for (size_t r = 0; r < rowIdx.size(); ++r) {
@@ -786,17 +788,6 @@ void CpuContractionKernels::buildTransposedPanels(OpBuilder &bld, Location loc) 
   OpBuilder &pb = item.b;
   SmallVector<Value> &dims = item.dims;
   Value n0 = item.n0, nEnd = item.nEnd;
-  // `build` at every point of the inner dims, the last fastest.
-  auto eachInner = [&](OpBuilder &ob, function_ref<void(OpBuilder &, SmallVector<Value>)> build) {
-    SmallVector<Value> at = dims;
-    OpBuilder b = ob;
-    for (unsigned d : inner) {
-      auto loop = scf::ForOp::create(b, loc, cstIndex(b, loc, 0), sizes[d], cstIndex(b, loc, 1));
-      b = OpBuilder::atBlockTerminator(loop.getBody());
-      at[d] = loop.getInductionVar();
-    }
-    build(b, at);
-  };
   // Strips of stripGroups vectors, then of one, then single columns.
   Value span = arith::SubIOp::create(pb, loc, nEnd, n0);
   auto roundDown = [&](int64_t step) -> Value {
@@ -807,15 +798,15 @@ void CpuContractionKernels::buildTransposedPanels(OpBuilder &bld, Location loc) 
   Value nWide = roundDown(stripGroups * tl), nVec = roundDown(tl);
   auto wide = scf::ForOp::create(pb, loc, n0, nWide, cstIndex(pb, loc, stripGroups * tl));
   OpBuilder wb = OpBuilder::atBlockTerminator(wide.getBody());
-  eachInner(wb, [&](OpBuilder &b, SmallVector<Value> at) {
-    transposedStrip(b, loc, at, wide.getInductionVar(), stripGroups);
+  eachPoint(wb, loc, inner, sizes, dims, [&](OpBuilder &b) {
+    transposedStrip(b, loc, dims, wide.getInductionVar(), stripGroups);
   });
   auto narrow = scf::ForOp::create(pb, loc, nWide, nVec, cstIndex(pb, loc, tl));
   OpBuilder nb = OpBuilder::atBlockTerminator(narrow.getBody());
-  eachInner(nb, [&](OpBuilder &b, SmallVector<Value> at) {
-    transposedStrip(b, loc, at, narrow.getInductionVar(), 1);
+  eachPoint(nb, loc, inner, sizes, dims, [&](OpBuilder &b) {
+    transposedStrip(b, loc, dims, narrow.getInductionVar(), 1);
   });
-  eachInner(pb, [&](OpBuilder &b, SmallVector<Value> at) {
-    scalarTile(b, loc, at, cstIndex(b, loc, 0), sizes[c.m], nVec, nEnd);
+  eachPoint(pb, loc, inner, sizes, dims, [&](OpBuilder &b) {
+    scalarTile(b, loc, dims, cstIndex(b, loc, 0), sizes[c.m], nVec, nEnd);
   });
 }

@@ -103,11 +103,11 @@ private:
     llvm::SmallVector<mlir::Value> dims;
     mlir::Value n0, nEnd;
   };
-  /// A work item per (batch point, panel of columns); the batch dims in
-  /// `inner` are left unset, for the item to loop over.
   /// The tiles of buildTiles, weights read in place (`direct`) or from a
   /// packed copy (`packs`) or neither.
   void tiles(mlir::OpBuilder &b, mlir::Location loc, bool direct, bool packs);
+  /// A work item per (batch point, panel of columns); the batch dims in
+  /// `inner` are left unset, for the item to loop over.
   PanelItem panelItem(mlir::OpBuilder &b, mlir::Location loc,
                       llvm::ArrayRef<unsigned> inner = {});
   /// The first `width` values of outputs at `outIdx`: loaded, or the
@@ -121,9 +121,11 @@ private:
                         mlir::Value group);
   void packTransposed(mlir::OpBuilder &b, mlir::Location loc, llvm::SmallVector<mlir::Value> dims,
                       mlir::Value n0, mlir::Value pack, mlir::Value tile);
+  /// `chunkDim` (-1: none): a chunk dim looped in the tile whose weight
+  /// rows run on from one chunk's to the next, which the prefetch follows.
   void vectorTile(mlir::OpBuilder &b, mlir::Location loc, llvm::SmallVector<mlir::Value> dims,
                   llvm::ArrayRef<mlir::Value> rowIdx, mlir::Value n0, mlir::Value pack,
-                  mlir::Value tile);
+                  mlir::Value tile, int64_t chunkDim);
   void scalarTile(mlir::OpBuilder &b, mlir::Location loc, llvm::SmallVector<mlir::Value> dims,
                   mlir::Value m0, mlir::Value mEnd, mlir::Value n0, mlir::Value nEnd);
   void transposedStrip(mlir::OpBuilder &b, mlir::Location loc, llvm::SmallVector<mlir::Value> dims,
@@ -148,9 +150,6 @@ private:
   mlir::Value a, b, out; // b: the weights
   mlir::AffineMap aMap, bMap, outMap;
   const StripCombine *combine = nullptr;
-  /// While the direct tiles are built: the chunk dim looped in each tile
-  /// whose rows run on from one chunk's to the next (-1: none).
-  int64_t prefetchChunkDim = -1;
 };
 
 /// The transpose of 8 vector<8xT> rows (result i holds every row's lane
