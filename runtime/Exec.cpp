@@ -18,14 +18,24 @@ struct ExecAccess {
   /// (also for zero bytes), so that compiled code may assume alignment and a
   /// valid pointer; reuses its buffer when it is large enough. Not zeroed
   /// when `zero` is false: a download from the device writes every byte.
+  /// With `pinned`, a new buffer is its page-locked host memory where it has
+  /// some (downloads into it run at the link's full speed).
   static bool allocate(OutputBuffer &b, uint64_t bytes, std::vector<int64_t> shape,
-                       bool zero = true) {
+                       bool zero = true, DeviceMemory *pinned = nullptr) {
     uint64_t n = bytes > 64 ? bytes : 64;
     if (!b.ptr_ || b.capacity_ < n) {
-      void *p = nullptr;
-      if (n > SIZE_MAX - 64 || posix_memalign(&p, 64, size_t(n)) != 0)
-        return false;
-      b.ptr_.reset(p);
+      b.ptr_.reset(); // the old buffer first: the new one may take its place
+      b.capacity_ = 0;
+      DeviceMemory::HostBlock block;
+      if (pinned && bytes > 0)
+        block = pinned->hostBlock(n);
+      if (!block.data) {
+        if (n > SIZE_MAX - 64 || posix_memalign(&block.data, 64, size_t(n)) != 0)
+          return false;
+        block.release = nullptr;
+      }
+      b.ptr_ = std::unique_ptr<void, OutputBuffer::Free>(block.data,
+                                                         OutputBuffer::Free{block.release});
       b.capacity_ = n;
     }
     if (zero)
@@ -244,7 +254,8 @@ bool runGraphViewsImpl(const LoadedArtifact &artifact, const CpuModule &module,
   for (size_t i = 0; i < meta.outputs.size(); ++i) {
     bool stays = kept && kept->keep[i];
     // A device's output is downloaded whole (or stays there): no zeroing.
-    if (!ExecAccess::allocate(outputs[i], stays ? 0 : outBytes[i], outShapes[i], !device)) {
+    if (!ExecAccess::allocate(outputs[i], stays ? 0 : outBytes[i], outShapes[i], !device,
+                              kept && kept->pinned ? device : nullptr)) {
       error = "out of memory for output " + quoted(meta.outputs[i].name) + " (" +
               std::to_string(outBytes[i]) + " bytes)";
       return false;

@@ -270,8 +270,22 @@ bool RaggedStepModel::checkBatch(const StepBatch &b, const KVCache &kv,
 
 bool RaggedStepModel::step(const StepBatch &batch, KVCache &kv, float *logitsOut,
                            std::string &error) {
+  std::vector<const float *> rows;
+  std::vector<float> unused; // stepRows copies nothing
+  if (!stepRows(batch, kv, unused, rows, error))
+    return false;
+  for (size_t r = 0; r < rows.size(); ++r)
+    if (rows[r])
+      std::memcpy(logitsOut + r * size_t(vocabSize), rows[r],
+                  size_t(vocabSize) * sizeof(float));
+  return true;
+}
+
+bool RaggedStepModel::stepRows(const StepBatch &batch, KVCache &kv, std::vector<float> &,
+                               std::vector<const float *> &rows, std::string &error) {
   const ArtifactMeta &m = artifact.meta();
   size_t R = batch.contextLens.size();
+  rows.assign(R, nullptr);
   if (R == 0)
     return true;
   if (!checkBatch(batch, kv, error))
@@ -317,6 +331,7 @@ bool RaggedStepModel::step(const StepBatch &batch, KVCache &kv, float *logitsOut
   } endCall{device};
   if (device) {
     kept.keep.assign(m.outputs.size(), false);
+    kept.pinned = true; // `outputs` is kept from step to step
     for (const Stream &st : streams)
       kept.keep[st.output] = true;
   }
@@ -342,8 +357,7 @@ bool RaggedStepModel::step(const StepBatch &batch, KVCache &kv, float *logitsOut
   for (size_t r = 0, k = 0; r < R; ++r)
     if (batch.logitRows[r] >= 0) {
       int64_t row = logitRows ? int64_t(k++) : batch.logitRows[r];
-      std::memcpy(logitsOut + r * size_t(vocabSize), l.as<float>() + row * vocabSize,
-                  size_t(vocabSize) * sizeof(float));
+      rows[r] = l.as<float>() + row * vocabSize;
     }
   return true;
 }

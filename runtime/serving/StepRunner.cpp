@@ -23,6 +23,20 @@ StepBatch lockstep::rt::buildStepBatch(const StepPlan &plan, const KVCache &kv) 
   return b;
 }
 
+bool StepModel::stepRows(const StepBatch &batch, KVCache &kv, std::vector<float> &scratch,
+                         std::vector<const float *> &rows, std::string &error) {
+  size_t R = batch.logitRows.size();
+  int64_t V = vocab();
+  scratch.assign(R * size_t(V), std::numeric_limits<float>::quiet_NaN());
+  if (!step(batch, kv, scratch.data(), error))
+    return false;
+  rows.assign(R, nullptr);
+  for (size_t r = 0; r < R; ++r)
+    if (batch.logitRows[r] >= 0)
+      rows[r] = scratch.data() + r * size_t(V);
+  return true;
+}
+
 bool lockstep::rt::runPlannedStep(StepModel &model, KVCache &kv, const Scheduler &sched,
                                   const StepPlan &plan, int64_t V,
                                   std::vector<float> &logits,
@@ -31,17 +45,28 @@ bool lockstep::rt::runPlannedStep(StepModel &model, KVCache &kv, const Scheduler
   StepTimer batchTime(StepPart::Batch);
   sampled.assign(plan.entries.size(), -1);
   StepBatch batch = buildStepBatch(plan, kv);
-  logits.assign(plan.entries.size() * size_t(V), std::numeric_limits<float>::quiet_NaN());
   batchTime.stop();
-  if (!model.step(batch, kv, logits.data(), error)) {
+  std::vector<const float *> rows;
+  if (!model.stepRows(batch, kv, logits, rows, error)) {
     error = "step " + std::to_string(plan.step) + ": " + error;
+    return false;
+  }
+  if (rows.size() != plan.entries.size()) {
+    error = "step " + std::to_string(plan.step) + ": the model gave " +
+            std::to_string(rows.size()) + " logits rows for " +
+            std::to_string(plan.entries.size()) + " requests";
     return false;
   }
   for (size_t r = 0; r < plan.entries.size(); ++r) {
     const StepEntry &e = plan.entries[r];
     if (!e.wantLogits)
       continue;
-    const float *row = logits.data() + r * size_t(V);
+    const float *row = rows[r];
+    if (!row) {
+      error = "step " + std::to_string(plan.step) + ": the model gave no logits for request " +
+              std::to_string(e.seq);
+      return false;
+    }
     int64_t position = e.startPosition + int64_t(e.tokens.size());
     const Request *req = sched.request(e.seq);
     StepTimer sampleTime(StepPart::Sample);

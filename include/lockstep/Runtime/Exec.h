@@ -72,7 +72,8 @@ public:
 private:
   friend struct ExecAccess; // Exec.cpp sets the buffers
   struct Free {
-    void operator()(void *p) const { std::free(p); }
+    void (*release)(void *); // null (as value-initialized): std::free
+    void operator()(void *p) const { release ? release(p) : std::free(p); }
   };
   std::unique_ptr<void, Free> ptr_;
   uint64_t capacity_ = 0, bytes_ = 0;
@@ -86,6 +87,10 @@ private:
 struct KeptOutputs {
   std::vector<bool> keep; ///< Per output, in metadata order.
   std::vector<void *> at; ///< Set per output kept.
+  /// The other outputs are downloaded into page-locked host memory
+  /// (DeviceMemory::hostBlock), slow to allocate but fast to fill: for a
+  /// caller that keeps its OutputBuffers from call to call.
+  bool pinned = false;
 };
 
 /// Runs the graph once on `inputs`, one per artifact input in metadata

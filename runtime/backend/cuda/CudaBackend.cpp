@@ -598,6 +598,23 @@ bool CudaMemory::download(void *host, const void *device, uint64_t bytes,
   return true;
 }
 
+namespace {
+void freeHostBlock(void *p) {
+  std::string why;
+  if (const CudaDriver *d = cudaDriver(why))
+    d->cuMemFreeHost(p);
+}
+} // namespace
+
+DeviceMemory::HostBlock CudaMemory::hostBlock(uint64_t bytes) {
+  std::string why;
+  const CudaDriver *d = cudaDriver(why);
+  void *p = nullptr;
+  if (!d || !bytes || d->cuMemHostAlloc(&p, size_t(bytes), 0) != 0 || !p)
+    return {}; // ordinary memory instead
+  return {p, freeHostBlock};
+}
+
 void CudaMemory::endCall() {
   std::lock_guard<std::mutex> lock(mu);
   flushLocked(); // before the arena may free its block

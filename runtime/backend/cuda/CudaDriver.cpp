@@ -74,6 +74,8 @@ void open() {
       !lookup(lib, "cuMemcpyHtoD_v2", d.cuMemcpyHtoD, w) ||
       !lookup(lib, "cuMemcpyDtoH_v2", d.cuMemcpyDtoH, w) ||
       !lookup(lib, "cuMemsetD8_v2", d.cuMemsetD8, w) ||
+      !lookup(lib, "cuMemHostAlloc", d.cuMemHostAlloc, w) ||
+      !lookup(lib, "cuMemFreeHost", d.cuMemFreeHost, w) ||
       !lookup(lib, "cuGetErrorString", d.cuGetErrorString, w))
     return;
   lookupGraphs(lib, d.graphs);

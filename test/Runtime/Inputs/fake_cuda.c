@@ -86,7 +86,27 @@ static void pages(CUdeviceptr d, size_t n, int prot) {
 int cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t n) {
   pages(d, n, PROT_READ | PROT_WRITE); memcpy((void *)d, h, n); pages(d, n, PROT_NONE);
   return 0; }
+/* Page-locked host memory: ordinary memory here, its blocks remembered so
+ * that the log says whether a download lands in one. */
+static struct { char *p; size_t n; } pinned[256];
+int cuMemHostAlloc(void **p, size_t n, unsigned flags) {
+  *p = malloc(n ? n : 1);
+  if (!*p) return 2;
+  for (int i = 0; i < 256; ++i)
+    if (!pinned[i].p) { pinned[i].p = *p; pinned[i].n = n; break; }
+  if (getenv("FAKE_CUDA_LOG")) fprintf(stderr, "host alloc %zu\n", n);
+  return 0; }
+int cuMemFreeHost(void *p) {
+  for (int i = 0; i < 256; ++i)
+    if (pinned[i].p == p) pinned[i].p = 0;
+  free(p); return 0; }
 int cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t n) {
+  if (getenv("FAKE_CUDA_LOG")) {
+    int locked = 0;
+    for (int i = 0; i < 256; ++i)
+      locked |= pinned[i].p && (char *)h >= pinned[i].p && (char *)h + n <= pinned[i].p + pinned[i].n;
+    fprintf(stderr, "download %zu%s\n", n, locked ? " page-locked" : "");
+  }
   pages(d, n, PROT_READ); memcpy(h, (void *)d, n); pages(d, n, PROT_NONE); return 0; }
 int cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
   pages(d, n, PROT_READ | PROT_WRITE); memset((void *)d, v, n); pages(d, n, PROT_NONE);

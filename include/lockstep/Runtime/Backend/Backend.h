@@ -44,6 +44,20 @@ public:
   virtual bool finish(std::string &error) = 0;
   /// Releases this call's memory (not the weights).
   virtual void endCall() = 0;
+
+  /// Host memory that downloads write at the link's full speed (page-locked),
+  /// and the function that frees it; `data` null where the backend has none
+  /// or it ran out, and then the caller uses ordinary memory. For the buffers
+  /// a caller downloads into call after call (a step's logits): allocating
+  /// it is slow, so such buffers are kept and reused.
+  struct HostBlock {
+    void *data = nullptr;
+    void (*release)(void *) = nullptr;
+  };
+  virtual HostBlock hostBlock(uint64_t bytes) {
+    (void)bytes;
+    return {};
+  }
 };
 
 /// The alignment of every pool's first float.

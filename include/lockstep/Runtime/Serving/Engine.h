@@ -60,6 +60,14 @@ public:
   /// want no logits are left alone. False with `error` on failure.
   virtual bool step(const StepBatch &batch, KVCache &kv, float *logitsOut,
                     std::string &error) = 0;
+  /// Runs one step as `step` does, but leaves each logits row where the model
+  /// has it: rows[r] is request r's `vocab` floats (null for a request that
+  /// wants none), valid until the model's next step. The default runs `step`
+  /// into `scratch`, prefilled with NaN so that a row the model did not write
+  /// cannot pass for logits; a model that holds its logits in memory of its
+  /// own (a compiled call's output) overrides it and copies nothing.
+  virtual bool stepRows(const StepBatch &batch, KVCache &kv, std::vector<float> &scratch,
+                        std::vector<const float *> &rows, std::string &error);
   /// The longest context (prompt + generated tokens) the model can take, and
   /// what sets it; nullopt when it has no limit. The engine refuses longer
   /// requests.

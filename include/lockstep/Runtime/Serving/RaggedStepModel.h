@@ -76,6 +76,9 @@ public:
   int64_t vocab() const override { return vocabSize; }
   bool step(const StepBatch &batch, KVCache &kv, float *logitsOut,
             std::string &error) override;
+  /// The rows point into the call's logits output: nothing is copied.
+  bool stepRows(const StepBatch &batch, KVCache &kv, std::vector<float> &scratch,
+                std::vector<const float *> &rows, std::string &error) override;
   std::string stepForm() const override { return "ragged (one call per step)"; }
   PoolMemory *poolMemory() const override { return device; }
 

@@ -30,12 +30,10 @@ StepBatch buildStepBatch(const StepPlan &plan, const KVCache &kv);
 using SampledRowFn =
     std::function<void(size_t entry, int64_t position, int32_t token, const float *row)>;
 
-/// Runs the step of `plan` (which must not be empty) on `model`. `logits`
-/// gets plan.entries.size() rows of `vocab` floats, prefilled with NaN so that
-/// a row the model did not write cannot pass for logits; `sampled` gets one
-/// token per entry (-1 for entries without logits), ready for
-/// Scheduler::complete. False with `error` ("step N: ...") when the model
-/// fails.
+/// Runs the step of `plan` (which must not be empty) on `model` with
+/// StepModel::stepRows (`logits` is its scratch); `sampled` gets one token
+/// per entry (-1 for entries without logits), ready for Scheduler::complete.
+/// False with `error` ("step N: ...") when the model fails.
 bool runPlannedStep(StepModel &model, KVCache &kv, const Scheduler &sched,
                     const StepPlan &plan, int64_t vocab, std::vector<float> &logits,
                     std::vector<int32_t> &sampled, const SampledRowFn &onRow,

@@ -20,7 +20,7 @@ enum class StepPart {
   Inputs,    ///< the step model's inputs (block tables, logit rows)
   Call,      ///< the compiled step: uploads, launches, the wait, downloads
   KVRows,    ///< the step's new K/V rows into the pools (where the call did not)
-  LogitRows, ///< the logits' rows copied out of the call's output
+  LogitRows, ///< the logits' rows found in the call's output (read in place)
   Sample,    ///< a token drawn from each row
   Record,    ///< each row's fingerprint, tokens, callbacks
   Complete,  ///< the scheduler's bookkeeping of the sampled tokens

@@ -102,6 +102,8 @@ public:
   bool download(void *host, const void *device, uint64_t bytes, std::string &error) override;
   bool finish(std::string &error) override;
   void endCall() override;
+  /// cuMemHostAlloc'd memory (page-locked), freed by cuMemFreeHost.
+  HostBlock hostBlock(uint64_t bytes) override;
 
   float *allocateZeroed(uint64_t bytes, std::string &error) override;
   void release(float *pool) override;

@@ -87,6 +87,8 @@ struct CudaDriver {
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
   CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
+  CUresult (*cuMemHostAlloc)(void **, size_t, unsigned);
+  CUresult (*cuMemFreeHost)(void *);
   CUresult (*cuGetErrorString)(CUresult, const char **);
   CudaGraphApi graphs = {};
   CudaEventApi events = {};
