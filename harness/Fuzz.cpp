@@ -119,7 +119,8 @@ bool lockstep::rt::runSchedule(StepModel &model, const CacheConfigFn &cache,
   cfg.kv = cache(setup.blockSize, setup.kvBlocks, setup.hostBlocks);
   cfg.scheduler = setup.scheduler;
   cfg.policy = setup.policy;
-  cfg.keepLogits = true;
+  cfg.keepLogits = setup.keepLogits;
+  cfg.rowPool = setup.rowPool;
   auto engine = Engine::create(model, cfg, error);
   if (!engine)
     return false;

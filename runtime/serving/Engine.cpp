@@ -131,17 +131,22 @@ bool Engine::run(const std::vector<Request> &requests, RunResult &out,
     }
     sampled.assign(plan.entries.size(), -1);
     if (!plan.entries.empty()) {
+      // Each entry is its own request: the rows' fingerprints may be
+      // extended at once, on the row pool's threads.
+      auto fingerprint = [&](size_t r, const float *row) {
+        out.requests[index.at(plan.entries[r].seq)].fingerprint.update(row, V);
+      };
       auto onRow = [&](size_t r, int64_t position, int32_t tok, const float *row) {
         const StepEntry &e = plan.entries[r];
         RequestResult &res = out.requests[index.at(e.seq)];
         res.generated.push_back(tok);
-        res.fingerprint.update(row, V);
         if (cfg.keepLogits)
           res.logits.insert(res.logits.end(), row, row + V);
         if (cb.onToken)
           cb.onToken(e.seq, position, tok, row);
       };
-      if (!runPlannedStep(model, *kv, sched, plan, V, logits, sampled, onRow, error)) {
+      if (!runPlannedStep(model, *kv, sched, plan, V, logits, sampled, onRow, error,
+                          fingerprint, cfg.rowPool)) {
         finishRun(RequestStatus::Failed, error);
         return false;
       }

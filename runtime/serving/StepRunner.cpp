@@ -41,7 +41,8 @@ bool lockstep::rt::runPlannedStep(StepModel &model, KVCache &kv, const Scheduler
                                   const StepPlan &plan, int64_t V,
                                   std::vector<float> &logits,
                                   std::vector<int32_t> &sampled,
-                                  const SampledRowFn &onRow, std::string &error) {
+                                  const SampledRowFn &onRow, std::string &error,
+                                  const RowWorkFn &rowWork, ThreadPool *pool) {
   StepTimer batchTime(StepPart::Batch);
   sampled.assign(plan.entries.size(), -1);
   StepBatch batch = buildStepBatch(plan, kv);
@@ -57,25 +58,46 @@ bool lockstep::rt::runPlannedStep(StepModel &model, KVCache &kv, const Scheduler
             std::to_string(plan.entries.size()) + " requests";
     return false;
   }
+  std::vector<size_t> want; // the sampled entries
   for (size_t r = 0; r < plan.entries.size(); ++r) {
     const StepEntry &e = plan.entries[r];
     if (!e.wantLogits)
       continue;
-    const float *row = rows[r];
-    if (!row) {
+    if (!rows[r]) {
       error = "step " + std::to_string(plan.step) + ": the model gave no logits for request " +
               std::to_string(e.seq);
       return false;
     }
-    int64_t position = e.startPosition + int64_t(e.tokens.size());
-    const Request *req = sched.request(e.seq);
-    StepTimer sampleTime(StepPart::Sample);
-    int32_t tok = sample(row, V, req->sampling, position);
-    sampleTime.stop();
-    sampled[r] = tok;
-    StepTimer recordTime(StepPart::Record);
-    if (onRow)
-      onRow(r, position, tok, row);
+    want.push_back(r);
   }
+  auto positionOf = [&](size_t r) {
+    const StepEntry &e = plan.entries[r];
+    return e.startPosition + int64_t(e.tokens.size());
+  };
+  auto rowTask = [&](size_t i) {
+    size_t r = want[i];
+    const Request *req = sched.request(plan.entries[r].seq);
+    sampled[r] = sample(rows[r], V, req->sampling, positionOf(r));
+    if (rowWork)
+      rowWork(r, rows[r]);
+  };
+  StepTimer sampleTime(StepPart::Sample);
+  if (pool && pool->size() > 1 && want.size() > 1) {
+    using Task = decltype(rowTask);
+    pool->parallelFor(
+        [](void *ctx, int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i)
+            (*static_cast<Task *>(ctx))(size_t(i));
+        },
+        &rowTask, 0, int64_t(want.size()));
+  } else {
+    for (size_t i = 0; i < want.size(); ++i)
+      rowTask(i);
+  }
+  sampleTime.stop();
+  StepTimer recordTime(StepPart::Record);
+  if (onRow)
+    for (size_t r : want)
+      onRow(r, positionOf(r), sampled[r], rows[r]);
   return true;
 }

@@ -14,6 +14,7 @@
 // the way a split-K reduction does, shows that the comparison catches it.
 //
 //===----------------------------------------------------------------------===//
+#include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
 #include "lockstep/Runtime/Serving/Engine.h"
 
 #include <gtest/gtest.h>
@@ -289,6 +290,9 @@ TEST(Engine, BatchInvariantUnderPreemptionAcrossPolicies) {
     policies.push_back(PolicyConfig::fuzz(seed));
 
   ToyModel model;
+  // Every other policy samples its rows and extends their fingerprints on
+  // three threads; the baselines on the engine's own.
+  ThreadPool rowThreads(3);
   int64_t recompute = 0, swaps = 0, evictions = 0;
   for (size_t p = 0; p < policies.size(); ++p) {
     SCOPED_TRACE("policy " + std::to_string(p) + " seed " +
@@ -299,6 +303,7 @@ TEST(Engine, BatchInvariantUnderPreemptionAcrossPolicies) {
     int64_t blocks = p >= 2 && p % 2 ? 160 : 20;
     EngineConfig c = baseConfig(blocks, 12);
     c.policy = policies[p];
+    c.rowPool = p % 2 ? &rowThreads : nullptr;
     std::string error;
     auto engine = Engine::create(model, c, error);
     ASSERT_TRUE(engine) << error;

@@ -237,6 +237,9 @@ int lockstep::run::runFuzz(int argc, char **argv) {
     if (threads)
       setup.threads = threads;
     L.useThreads(setup.threads);
+    // The schedules sample on the row pool (on cpu, the schedule's threads),
+    // the baseline on its own thread: the rows' threads are checked too.
+    setup.rowPool = L.rowPool();
     threadsUsed.insert(setup.threads);
     ScheduleRun run;
     if (!runSchedule(*L.model, L.cache, setup, requests, run, error, &interrupted())) {

@@ -207,6 +207,7 @@ int lockstep::run::runGenerate(int argc, char **argv) {
   cfg.scheduler.maxContext = a.maxContext;
   cfg.scheduler.eosToken = (int32_t)a.eos;
   cfg.keepLogits = !a.logitsOut.empty();
+  cfg.rowPool = L.rowPool();
   cfg.policy.preempt = a.preempt == "swap" ? PreemptMode::Swap : PreemptMode::Recompute;
   auto engine = Engine::create(*model, cfg, error);
   if (!engine)

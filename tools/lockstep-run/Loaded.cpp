@@ -2,6 +2,9 @@
 #include "Loaded.h"
 #include "lockstep/Artifact/ServingKeys.h"
 
+#include <algorithm>
+#include <thread>
+
 using namespace lockstep::rt;
 using namespace lockstep::run;
 namespace K = lockstep::serving_keys;
@@ -29,8 +32,17 @@ void Loaded::useThreads(int64_t threads) {
   std::unique_ptr<ThreadPool> &p = pools[threads];
   if (!p)
     p = std::make_unique<ThreadPool>((unsigned)threads);
+  current = p.get();
   if (module)
     module.setThreadPool(p.get());
+}
+
+ThreadPool *Loaded::rowPool() {
+  if (device != "cuda")
+    return current;
+  if (!rows)
+    rows = std::make_unique<ThreadPool>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+  return rows.get();
 }
 
 Loaded::~Loaded() {

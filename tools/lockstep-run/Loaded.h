@@ -36,10 +36,19 @@ struct Loaded {
   /// Runs the model's code on `threads` threads from now on (a pool of that
   /// size, made once and kept).
   void useThreads(int64_t threads);
+  /// Threads for the host's work on each step's rows (sampling and
+  /// fingerprints: EngineConfig::rowPool). On cuda, where the model's code
+  /// runs on the GPU, a pool of up to 8 threads (fewer on a smaller
+  /// machine), made at the first call; on cpu, the pool of the model's code
+  /// (useThreads), idle between its calls.
+  rt::ThreadPool *rowPool();
   ~Loaded();
 
 private:
   std::map<int64_t, std::unique_ptr<rt::ThreadPool>> pools;
+  std::unique_ptr<rt::ThreadPool> rows;
+  rt::ThreadPool *current = nullptr; // useThreads'
+
 };
 
 /// Whether two artifacts compute the same model (for a baseline taken from

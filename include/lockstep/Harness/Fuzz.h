@@ -49,6 +49,13 @@ struct ScheduleSetup {
   /// Threads of the compiled code (the caller gives its thread pool this
   /// many): compiled code must give the same bits for every count.
   int64_t threads = 1;
+  /// Keep every generated token's logits row in the results (what
+  /// compareRuns reads); a run that is only timed (bench --only) keeps the
+  /// fingerprints alone, as a server does, and copies no row.
+  bool keepLogits = true;
+  /// EngineConfig::rowPool: threads for the rows' sampling and fingerprints
+  /// (no result depends on it).
+  ThreadPool *rowPool = nullptr;
 };
 
 /// Draws schedule `index` of the campaign with seed `campaignSeed`: a policy

@@ -36,6 +36,8 @@
 
 namespace lockstep::rt {
 
+class ThreadPool;
+
 /// One step of the ragged batch: the T tokens of R requests, request r owning
 /// tokens [seqStarts[r], seqStarts[r+1]).
 struct StepBatch {
@@ -88,6 +90,10 @@ struct EngineConfig {
   /// When not empty, the plans the scheduler follows instead of its policy
   /// (Scheduler::setScript): a recorded schedule, replayed.
   std::vector<StepPlan> script;
+  /// Threads that sample a step's rows and extend their fingerprints, a row
+  /// each (runPlannedStep); null: the engine's own thread. Not owned. No
+  /// result depends on it.
+  ThreadPool *rowPool = nullptr;
 };
 
 enum class RequestStatus { Ok, Rejected, Cancelled, Failed };
