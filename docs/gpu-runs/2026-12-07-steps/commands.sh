@@ -10,6 +10,12 @@
 #                         the host's wall time of a step splits (schedule,
 #                         batch, inputs, call, ...). Binaries kept beside the
 #                         bundles: gpu-bundle/steps/lockstep-run-COMMIT.
+#                         SHAPES="128,128" runs that prompt,new shape only.
+# commands.sh fuzz RUN BIN  lockstep-run fuzz of llama1b on the GPU (8
+#                         schedules of 16 requests, 8 new tokens, seeded and
+#                         greedy), schedules against the GPU's own baseline:
+#                         the host side of a step (rows read in place, the row
+#                         pool) must change no bit.
 cd "$(dirname "$0")/../../.."
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv > "$OUT/gpu.txt" 2>&1
@@ -25,8 +31,8 @@ steps)
   mkdir -p /tmp/lsb-$r && tar xJf gpu-bundle/$r/bench.tar.xz -C /tmp/lsb-$r
   python3 bench/gpu/llama1b.py /tmp/lockstep-bench > "$OUT/model.log" 2>&1 || { tail "$OUT/model.log"; exit 1; }
   for round in 1 2; do
-    for shape in "8 64" "128 128"; do
-      set -- $shape
+    for shape in ${SHAPES:-8,64 128,128}; do
+      set -- ${shape/,/ }
       for c in 64 8 1; do
         for run in "${bins[@]}"; do
           n=$(basename "$run")
@@ -39,5 +45,12 @@ steps)
       done
     done
   done
+  ;;
+fuzz)
+  mkdir -p /tmp/lsb-$r && tar xJf gpu-bundle/$r/bench.tar.xz -C /tmp/lsb-$r
+  [ -f /tmp/lockstep-bench/llama1b.onnx ] || python3 bench/gpu/llama1b.py /tmp/lockstep-bench > "$OUT/model.log" 2>&1
+  timeout 240 ${bins[0]} fuzz $b/llama1b.lsa --device cuda --schedules ${SCHEDULES:-8} --seed 7 --requests 16 \
+    --max-new-tokens 8 --report "$OUT/fuzz.json" --trace "$OUT/fuzz.trace" > "$OUT/fuzz.log" 2>&1
+  echo "fuzz rc=$?"; tail -4 "$OUT/fuzz.log"
   ;;
 esac
