@@ -1,5 +1,6 @@
 //===- StepRunner.cpp - One planned step: batch, model, sampling ----------===//
 #include "lockstep/Runtime/Serving/StepRunner.h"
+#include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
 #include "lockstep/Runtime/Serving/StepTimes.h"
 
 #include <limits>
@@ -82,7 +83,7 @@ bool lockstep::rt::runPlannedStep(StepModel &model, KVCache &kv, const Scheduler
       rowWork(r, rows[r]);
   };
   StepTimer sampleTime(StepPart::Sample);
-  if (pool && pool->size() > 1 && want.size() > 1) {
+  if (pool) { // runs the rows on this thread when it has no workers
     using Task = decltype(rowTask);
     pool->parallelFor(
         [](void *ctx, int64_t begin, int64_t end) {

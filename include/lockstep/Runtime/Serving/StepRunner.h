@@ -12,7 +12,6 @@
 #ifndef LOCKSTEP_RUNTIME_SERVING_STEPRUNNER_H
 #define LOCKSTEP_RUNTIME_SERVING_STEPRUNNER_H
 
-#include "lockstep/Runtime/Backend/Cpu/ThreadPool.h"
 #include "lockstep/Runtime/Serving/Engine.h"
 
 #include <functional>

@@ -21,8 +21,8 @@ enum class StepPart {
   Call,      ///< the compiled step: uploads, launches, the wait, downloads
   KVRows,    ///< the step's new K/V rows into the pools (where the call did not)
   LogitRows, ///< the logits' rows found in the call's output (read in place)
-  Sample,    ///< a token drawn from each row
-  Record,    ///< each row's fingerprint, tokens, callbacks
+  Sample,    ///< a token drawn from each row, and its fingerprint (row pool)
+  Record,    ///< each row's tokens, kept logits, callbacks
   Complete,  ///< the scheduler's bookkeeping of the sampled tokens
   Count
 };
